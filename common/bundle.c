@@ -1,0 +1,314 @@
+/* bundle.c : the bundle format's one reader, and its record encoders. The layout is
+ * docs/bundle-format.md; field offsets are spelled out here once, in decode and encode pairs. */
+#define _GNU_SOURCE /* memmem */
+#include "bundle.h"
+
+#include <stdlib.h> /* malloc, free */
+#include <string.h> /* memcmp, memchr, memset */
+
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameContentSize is stable; DDict for dictionaries */
+#include <zstd.h>
+
+#include "hash.h"
+
+static uint16_t get16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get32(const unsigned char *p) { return (uint32_t)get16(p) | (uint32_t)get16(p + 2) << 16; }
+static uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+static void put16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
+static void put32(unsigned char *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
+static void put64(unsigned char *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
+
+static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+size_t aot_bundle_meta_end(uint32_t entries, uint32_t kernels, uint32_t args, uint32_t frames,
+                           uint32_t strings_size, uint32_t dict_size)
+{
+    return AOT_HEADER_SIZE + (size_t)entries * AOT_ENTRY_SIZE + (size_t)kernels * AOT_KERNEL_SIZE +
+           (size_t)args * AOT_ARG_SIZE + (size_t)frames * AOT_FRAME_SIZE + pad8(strings_size) +
+           pad8(dict_size);
+}
+
+uint64_t aot_bundle_meta_hash(const unsigned char *base, size_t meta_end)
+{
+    /* Hash in three pieces so the stored hash field reads as zero without copying. */
+    static const unsigned char zero[8];
+    unsigned char *tmp = malloc(meta_end);
+    if (tmp == NULL) return 0;
+    memcpy(tmp, base, meta_end);
+    memcpy(tmp + AOT_H_HASH, zero, 8);
+    uint64_t h = aot_xxh64(tmp, meta_end, 0);
+    free(tmp);
+    return h;
+}
+
+/* ---- decoding ---- */
+
+aot_entry_rec aot_bundle_entry(const aot_bundle *b, uint32_t i)
+{
+    const unsigned char *p = b->base + b->entries_off + (size_t)i * AOT_ENTRY_SIZE;
+    aot_entry_rec r = {get32(p), get32(p + 4), get16(p + 8), get16(p + 10), get32(p + 12),
+                       get32(p + 16), get32(p + 20), get32(p + 24), get64(p + 32), get64(p + 40),
+                       get64(p + 48)};
+    return r;
+}
+
+aot_kernel_rec aot_bundle_kernel(const aot_bundle *b, uint32_t i)
+{
+    const unsigned char *p = b->base + b->kernels_off + (size_t)i * AOT_KERNEL_SIZE;
+    aot_kernel_rec r = {get32(p), get32(p + 4), get32(p + 8), get32(p + 12), get32(p + 16),
+                        get32(p + 20), get32(p + 24), get32(p + 28), get16(p + 32), get16(p + 34),
+                        get16(p + 36), get16(p + 38), get16(p + 40), get16(p + 42), get32(p + 44)};
+    return r;
+}
+
+aot_arg_rec aot_bundle_arg(const aot_bundle *b, uint32_t i)
+{
+    const unsigned char *p = b->base + b->args_off + (size_t)i * AOT_ARG_SIZE;
+    aot_arg_rec r = {get32(p), get32(p + 4), get32(p + 8), get32(p + 12)};
+    return r;
+}
+
+aot_frame_rec aot_bundle_frame(const aot_bundle *b, uint32_t i)
+{
+    const unsigned char *p = b->base + b->frames_off + (size_t)i * AOT_FRAME_SIZE;
+    aot_frame_rec r = {get64(p), get64(p + 8), get64(p + 16), get32(p + 24), get32(p + 28)};
+    return r;
+}
+
+const char *aot_bundle_string(const aot_bundle *b, uint32_t offset)
+{
+    return (const char *)b->base + b->strings_off + offset;
+}
+
+/* ---- encoding ---- */
+
+void aot_encode_header(unsigned char *p, const aot_bundle *b)
+{
+    memset(p, 0, AOT_HEADER_SIZE);
+    memcpy(p + AOT_H_MAGIC, AOT_BUNDLE_MAGIC, 8);
+    put16(p + AOT_H_VERSION, (uint16_t)b->version);
+    put16(p + AOT_H_FLAGS, (uint16_t)b->flags);
+    put32(p + AOT_H_HEADER_SIZE, AOT_HEADER_SIZE);
+    put32(p + AOT_H_ENTRIES, b->entries);
+    put32(p + AOT_H_KERNELS, b->kernels);
+    put32(p + AOT_H_ARGS, b->args);
+    put32(p + AOT_H_FRAMES, b->frames);
+    put32(p + AOT_H_STRINGS, b->strings_size);
+    put32(p + AOT_H_DICT, b->dict_size);
+    put64(p + AOT_H_TOTAL, b->size);
+    put64(p + AOT_H_HASH, b->meta_hash);
+}
+
+void aot_encode_entry(unsigned char *p, const aot_entry_rec *r)
+{
+    memset(p, 0, AOT_ENTRY_SIZE);
+    put32(p, r->name), put32(p + 4, r->target), put16(p + 8, r->kind), put16(p + 10, r->abi);
+    put32(p + 12, r->e_flags), put32(p + 16, r->frame), put32(p + 20, r->kernel_first);
+    put32(p + 24, r->kernel_count), put64(p + 32, r->offset), put64(p + 40, r->size);
+    put64(p + 48, r->hash);
+}
+
+void aot_encode_kernel(unsigned char *p, const aot_kernel_rec *r)
+{
+    memset(p, 0, AOT_KERNEL_SIZE);
+    put32(p, r->name), put32(p + 4, r->arg_first), put32(p + 8, r->arg_count);
+    put32(p + 12, r->kernarg_size), put32(p + 16, r->explicit_args_size);
+    put32(p + 20, r->group_segment), put32(p + 24, r->private_segment);
+    put32(p + 28, r->max_workgroup), put16(p + 32, r->wave_size), put16(p + 34, r->sgpr);
+    put16(p + 36, r->vgpr), put16(p + 38, r->agpr), put16(p + 40, r->sgpr_spill);
+    put16(p + 42, r->vgpr_spill), put32(p + 44, r->flags);
+}
+
+void aot_encode_arg(unsigned char *p, const aot_arg_rec *r)
+{
+    put32(p, r->offset), put32(p + 4, r->size), put32(p + 8, r->kind), put32(p + 12, r->name);
+}
+
+void aot_encode_frame(unsigned char *p, const aot_frame_rec *r)
+{
+    put64(p, r->offset), put64(p + 8, r->csize), put64(p + 16, r->usize);
+    put32(p + 24, r->flags), put32(p + 28, r->target);
+}
+
+/* ---- checking ---- */
+
+#define CORRUPT(...) aot_fail(d, AITER_AOT_STATUS_CORRUPT_BUNDLE, __VA_ARGS__)
+
+static aiter_aot_status read_header(aot_bundle *b, const unsigned char *p, size_t size, aot_diag *d)
+{
+    if (size < AOT_HEADER_SIZE) return CORRUPT("truncated: %zu bytes, a header needs 64", size);
+    if (memcmp(p, AOT_BUNDLE_MAGIC, 8) != 0) return CORRUPT("bad magic (not an aiter-aot bundle)");
+    b->version = get16(p + AOT_H_VERSION);
+    if (b->version != AOT_BUNDLE_VERSION)
+        return CORRUPT("bundle format version %u; this reader knows version %u only", b->version,
+                       AOT_BUNDLE_VERSION);
+    b->flags = get16(p + AOT_H_FLAGS);
+    if (b->flags & ~AOT_BUNDLE_KNOWN_FLAGS) return CORRUPT("unknown header flags 0x%x", b->flags);
+    if (get32(p + AOT_H_HEADER_SIZE) != AOT_HEADER_SIZE) return CORRUPT("header size is not 64");
+    b->entries = get32(p + AOT_H_ENTRIES), b->kernels = get32(p + AOT_H_KERNELS);
+    b->args = get32(p + AOT_H_ARGS), b->frames = get32(p + AOT_H_FRAMES);
+    b->strings_size = get32(p + AOT_H_STRINGS), b->dict_size = get32(p + AOT_H_DICT);
+    if (b->entries > AOT_MAX_COUNT || b->kernels > AOT_MAX_COUNT || b->args > AOT_MAX_COUNT ||
+        b->frames > AOT_MAX_COUNT)
+        return CORRUPT("table counts out of range");
+    if (b->strings_size == 0 || b->strings_size > (1u << 24) || b->dict_size > (1u << 24))
+        return CORRUPT("string table or dictionary size out of range");
+    if (((b->flags & AOT_BUNDLE_FLAG_DICT) != 0) != (b->dict_size != 0))
+        return CORRUPT("dictionary flag and size disagree");
+    uint64_t total = get64(p + AOT_H_TOTAL);
+    b->meta_end = aot_bundle_meta_end(b->entries, b->kernels, b->args, b->frames, b->strings_size,
+                                      b->dict_size);
+    if (total > size) return CORRUPT("truncated: header says %llu bytes, have %zu",
+                                     (unsigned long long)total, size);
+    if (b->meta_end > total) return CORRUPT("index runs past the end of the bundle");
+    b->size = (size_t)total;
+    b->meta_hash = get64(p + AOT_H_HASH);
+    return AITER_AOT_STATUS_OK;
+}
+
+static void place_tables(aot_bundle *b)
+{
+    b->entries_off = AOT_HEADER_SIZE;
+    b->kernels_off = b->entries_off + (size_t)b->entries * AOT_ENTRY_SIZE;
+    b->args_off = b->kernels_off + (size_t)b->kernels * AOT_KERNEL_SIZE;
+    b->frames_off = b->args_off + (size_t)b->args * AOT_ARG_SIZE;
+    b->strings_off = b->frames_off + (size_t)b->frames * AOT_FRAME_SIZE;
+    b->dict_off = b->strings_off + pad8(b->strings_size);
+}
+
+static int string_ok(const aot_bundle *b, uint32_t off)
+{
+    return off < b->strings_size &&
+           memchr(b->base + b->strings_off + off, 0, b->strings_size - off) != NULL;
+}
+
+static aiter_aot_status check_frames(const aot_bundle *b, aot_diag *d)
+{
+    for (uint32_t i = 0; i < b->frames; i++) {
+        aot_frame_rec f = aot_bundle_frame(b, i);
+        if (f.offset < b->meta_end || f.offset > b->size || f.csize > b->size - f.offset)
+            return CORRUPT("frame %u lies outside the payload", i);
+        if (f.usize > AOT_MAX_FRAME_USIZE) return CORRUPT("frame %u: size over 1 GiB", i);
+        if ((f.flags & ~AOT_FRAME_FLAG_DICT) || ((f.flags & AOT_FRAME_FLAG_DICT) && !b->dict_size))
+            return CORRUPT("frame %u: bad flags 0x%x", i, f.flags);
+        if (!string_ok(b, f.target)) return CORRUPT("frame %u: bad target string", i);
+    }
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status check_kernels(const aot_bundle *b, aot_diag *d)
+{
+    for (uint32_t i = 0; i < b->kernels; i++) {
+        aot_kernel_rec k = aot_bundle_kernel(b, i);
+        if (!string_ok(b, k.name)) return CORRUPT("kernel %u: bad name string", i);
+        if (k.arg_first > b->args || k.arg_count > b->args - k.arg_first)
+            return CORRUPT("kernel %u: argument range outside the table", i);
+    }
+    for (uint32_t i = 0; i < b->args; i++) {
+        aot_arg_rec a = aot_bundle_arg(b, i);
+        if (!string_ok(b, a.kind) || !string_ok(b, a.name))
+            return CORRUPT("argument %u: bad string", i);
+    }
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status check_entries(const aot_bundle *b, aot_diag *d)
+{
+    for (uint32_t i = 0; i < b->entries; i++) {
+        aot_entry_rec e = aot_bundle_entry(b, i);
+        if (!string_ok(b, e.name) || !string_ok(b, e.target))
+            return CORRUPT("entry %u: bad string", i);
+        if (e.kind != AOT_KIND_AMDGPU && e.kind != AOT_KIND_CUBIN)
+            return CORRUPT("entry %u: unknown code-object kind %u", i, e.kind);
+        if (e.frame >= b->frames) return CORRUPT("entry %u: frame %u does not exist", i, e.frame);
+        aot_frame_rec f = aot_bundle_frame(b, e.frame);
+        if (e.offset > f.usize || e.size > f.usize - e.offset)
+            return CORRUPT("entry %u: bytes lie outside frame %u", i, e.frame);
+        if (strcmp(aot_bundle_string(b, e.target), aot_bundle_string(b, f.target)) != 0)
+            return CORRUPT("entry %u: target differs from its frame's", i);
+        if (e.kernel_first > b->kernels || e.kernel_count > b->kernels - e.kernel_first)
+            return CORRUPT("entry %u: kernel range outside the table", i);
+    }
+    return AITER_AOT_STATUS_OK;
+}
+
+aiter_aot_status aot_bundle_open(aot_bundle *b, const void *data, size_t size, aot_diag *d)
+{
+    memset(b, 0, sizeof *b);
+    if (data == NULL) return CORRUPT("no bundle data");
+    const unsigned char *p = data;
+    AOT_FORWARD(read_header(b, p, size, d));
+    b->base = p;
+    place_tables(b);
+    uint64_t h = aot_bundle_meta_hash(p, b->meta_end);
+    if (h != b->meta_hash) return CORRUPT("header/index hash mismatch (bundle is corrupt)");
+    if (p[b->strings_off] != 0) return CORRUPT("string table does not start with \"\"");
+    AOT_FORWARD(check_frames(b, d));
+    AOT_FORWARD(check_kernels(b, d));
+    return check_entries(b, d);
+}
+
+aiter_aot_status aot_bundle_find(aot_bundle *b, const void *data, size_t size, aot_diag *d)
+{
+    const unsigned char *p = data, *end = p + size;
+    aiter_aot_status s = CORRUPT("no aiter-aot bundle found");
+    while (p != NULL && end - p >= AOT_HEADER_SIZE) {
+        p = memmem(p, (size_t)(end - p), AOT_BUNDLE_MAGIC, 8);
+        if (p == NULL) break;
+        s = aot_bundle_open(b, p, (size_t)(end - p), d);
+        if (s == AITER_AOT_STATUS_OK) return s;
+        p++;
+    }
+    return s;
+}
+
+static aiter_aot_status decompress_with_dict(const aot_bundle *b, aot_frame_rec f,
+                                             unsigned char *dst, size_t *got)
+{
+    ZSTD_DCtx *dctx = ZSTD_createDCtx();
+    if (dctx == NULL) return AITER_AOT_STATUS_OUT_OF_MEMORY;
+    const void *dict = (f.flags & AOT_FRAME_FLAG_DICT) ? b->base + b->dict_off : NULL;
+    size_t dict_size = dict ? b->dict_size : 0;
+    size_t r = ZSTD_decompress_usingDict(dctx, dst, (size_t)f.usize, b->base + f.offset,
+                                         (size_t)f.csize, dict, dict_size);
+    ZSTD_freeDCtx(dctx);
+    *got = r;
+    return ZSTD_isError(r) ? AITER_AOT_STATUS_CORRUPT_BUNDLE : AITER_AOT_STATUS_OK;
+}
+
+aiter_aot_status aot_bundle_decompress_frame(const aot_bundle *b, uint32_t i, unsigned char **out,
+                                             aot_diag *d)
+{
+    *out = NULL;
+    if (i >= b->frames) return CORRUPT("frame %u does not exist", i);
+    aot_frame_rec f = aot_bundle_frame(b, i);
+    unsigned long long content = ZSTD_getFrameContentSize(b->base + f.offset, (size_t)f.csize);
+    if (content != f.usize)
+        return CORRUPT("frame %u: zstd content size %llu, index says %llu", i, content,
+                       (unsigned long long)f.usize);
+    unsigned char *dst = malloc(f.usize ? (size_t)f.usize : 1);
+    if (dst == NULL)
+        return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "frame %u: cannot allocate %llu bytes",
+                        i, (unsigned long long)f.usize);
+    size_t got = 0;
+    aiter_aot_status s = decompress_with_dict(b, f, dst, &got);
+    if (s == AITER_AOT_STATUS_OK && got != f.usize) s = AITER_AOT_STATUS_CORRUPT_BUNDLE;
+    if (s != AITER_AOT_STATUS_OK) {
+        free(dst);
+        return aot_fail(d, s, "frame %u (%s): decompression failed%s%s", i,
+                        aot_bundle_string(b, f.target), ZSTD_isError(got) ? ": " : "",
+                        ZSTD_isError(got) ? ZSTD_getErrorName(got) : "");
+    }
+    *out = dst;
+    return AITER_AOT_STATUS_OK;
+}
+
+aiter_aot_status aot_bundle_check_entry(const aot_bundle *b, uint32_t i,
+                                        const unsigned char *frame_bytes, aot_diag *d)
+{
+    aot_entry_rec e = aot_bundle_entry(b, i);
+    if (aot_xxh64(frame_bytes + e.offset, (size_t)e.size, 0) != e.hash)
+        return CORRUPT("entry %u (%s for %s): content hash mismatch", i,
+                       aot_bundle_string(b, e.name), aot_bundle_string(b, e.target));
+    return AITER_AOT_STATUS_OK;
+}

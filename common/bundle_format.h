@@ -1,0 +1,59 @@
+/* bundle_format.h : the on-disk records of bundle format version 1. The specification, with
+ * every field's meaning and every rule a reader enforces, is docs/bundle-format.md. These
+ * structs are never overlaid on bundle bytes (which may be unaligned); bundle.c decodes each
+ * field from little-endian bytes at the offsets given here. */
+#ifndef AOT_BUNDLE_FORMAT_H
+#define AOT_BUNDLE_FORMAT_H
+
+#include <stdint.h> /* uint32_t, uint64_t */
+
+#define AOT_BUNDLE_MAGIC "AITERAOT"
+#define AOT_BUNDLE_VERSION 1
+#define AOT_BUNDLE_FLAG_DICT 0x1u
+#define AOT_BUNDLE_KNOWN_FLAGS AOT_BUNDLE_FLAG_DICT
+
+#define AOT_HEADER_SIZE 64
+#define AOT_ENTRY_SIZE 64
+#define AOT_KERNEL_SIZE 64
+#define AOT_ARG_SIZE 16
+#define AOT_FRAME_SIZE 32
+
+#define AOT_MAX_COUNT 65536u               /* per table */
+#define AOT_MAX_FRAME_USIZE (1ull << 30)   /* 1 GiB decompressed per frame */
+#define AOT_FRAME_FLAG_DICT 0x1u
+#define AOT_KERNEL_FLAG_DYNAMIC_STACK 0x1u
+
+typedef enum { AOT_KIND_AMDGPU = 1, AOT_KIND_CUBIN = 2 } aot_kind;
+
+/* Header field offsets. */
+enum {
+    AOT_H_MAGIC = 0, AOT_H_VERSION = 8, AOT_H_FLAGS = 10, AOT_H_HEADER_SIZE = 12,
+    AOT_H_ENTRIES = 16, AOT_H_KERNELS = 20, AOT_H_ARGS = 24, AOT_H_FRAMES = 28,
+    AOT_H_STRINGS = 32, AOT_H_DICT = 36, AOT_H_TOTAL = 40, AOT_H_HASH = 48
+};
+
+/* Decoded records. */
+typedef struct {
+    uint32_t name, target;
+    uint16_t kind, abi;
+    uint32_t e_flags, frame, kernel_first, kernel_count;
+    uint64_t offset, size, hash;
+} aot_entry_rec;
+
+typedef struct {
+    uint32_t name, arg_first, arg_count, kernarg_size, explicit_args_size;
+    uint32_t group_segment, private_segment, max_workgroup;
+    uint16_t wave_size, sgpr, vgpr, agpr, sgpr_spill, vgpr_spill;
+    uint32_t flags;
+} aot_kernel_rec;
+
+typedef struct {
+    uint32_t offset, size, kind, name;
+} aot_arg_rec;
+
+typedef struct {
+    uint64_t offset, csize, usize;
+    uint32_t flags, target;
+} aot_frame_rec;
+
+#endif

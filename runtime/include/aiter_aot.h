@@ -1,0 +1,131 @@
+/*
+ * aiter_aot.h : the public C API of libaiter_aot.
+ *
+ * Every kernel the library can launch was compiled ahead of time and is embedded in the library.
+ * Nothing is compiled, read from disk or dlopened at run time except the vendor GPU runtime
+ * itself (libamdhip64 or libcuda), and every GPU-runtime entry point is taken from that library,
+ * never from the global symbol scope (see docs/runtime.md).
+ *
+ * Conventions
+ *  - Every call returns an aiter_aot_status. On failure, aiter_aot_last_error() holds one line
+ *    saying what failed, where and why. The library never prints, aborts or exits.
+ *  - Each op takes a pointer to an arguments struct whose first field is its own size: fill it
+ *    with designated initializers, e.g.
+ *        aiter_aot_topk_softmax_args a = { .size = sizeof a, .gating = p, ... };
+ *    Fields added in later versions go at the end; an older caller's smaller size is accepted
+ *    and the missing fields read as zero.
+ *  - `stream` is the caller's hipStream_t or CUstream, passed as void *. NULL is the default
+ *    stream. Ops launch asynchronously on it and return.
+ *  - Pointers in the arguments structs are device pointers of the current device.
+ *
+ * Environment
+ *  AITER_AOT_GLOBAL_SYMBOLS=1  resolve GPU-runtime entry points through the ordinary global scope
+ *                              (for profilers, sanitizers and LD_PRELOAD tools that interpose on
+ *                              purpose). Read once, at the first call.
+ */
+#ifndef AITER_AOT_H_5F3C91
+#define AITER_AOT_H_5F3C91
+
+#include <stddef.h> /* size_t */
+#include <stdint.h> /* int32_t, uint32_t */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define AITER_AOT_API __attribute__((visibility("default")))
+#else
+#define AITER_AOT_API
+#endif
+
+#define AITER_AOT_VERSION_MAJOR 0
+#define AITER_AOT_VERSION_MINOR 1
+#define AITER_AOT_VERSION_PATCH 0
+#define AITER_AOT_VERSION_NUMBER \
+    (AITER_AOT_VERSION_MAJOR * 10000 + AITER_AOT_VERSION_MINOR * 100 + AITER_AOT_VERSION_PATCH)
+
+/* Status codes. The numbers are pinned: new codes are added, none is renumbered. */
+typedef enum {
+    AITER_AOT_STATUS_OK = 0,
+    AITER_AOT_STATUS_INVALID_ARGUMENT = 1, /* bad pointer, shape, stride or flag; nothing launched */
+    AITER_AOT_STATUS_NO_DEVICE = 2,        /* the GPU runtime reports no usable device */
+    AITER_AOT_STATUS_NO_CODE_OBJECT = 3,   /* the device's target is not in the embedded bundle */
+    AITER_AOT_STATUS_CORRUPT_BUNDLE = 4,   /* the embedded bundle failed a check */
+    AITER_AOT_STATUS_GPU_RUNTIME = 5,      /* the vendor library is missing or a call failed */
+    AITER_AOT_STATUS_INTERPOSED = 6,       /* an entry point did not come from the vendor library */
+    AITER_AOT_STATUS_OUT_OF_MEMORY = 7,
+    AITER_AOT_STATUS_LAUNCH_FAILED = 8,
+    AITER_AOT_STATUS_UNSUPPORTED = 9       /* a valid request this build cannot serve */
+} aiter_aot_status;
+
+/*! aiter_aot_status_string() :
+ *  @return a static, constant name for `status` ("invalid argument"); never NULL. */
+AITER_AOT_API const char *aiter_aot_status_string(aiter_aot_status status);
+
+/*! aiter_aot_last_error() :
+ *  @return the calling thread's last error message, one line, or "" when the thread's last
+ *          call succeeded. Valid until the thread's next call into the library. */
+AITER_AOT_API const char *aiter_aot_last_error(void);
+
+/*! aiter_aot_version_number() :
+ *  @return AITER_AOT_VERSION_NUMBER of the library actually linked. */
+AITER_AOT_API unsigned aiter_aot_version_number(void);
+
+/*! aiter_aot_version_string() :
+ *  @return "0.1.0" style version of the library actually linked. */
+AITER_AOT_API const char *aiter_aot_version_string(void);
+
+/*! aiter_aot_init() :
+ *  Optional. Binds the GPU runtime and checks the embedded bundle now instead of at the first
+ *  op. Safe to call from several threads and more than once.
+ *  @return AITER_AOT_STATUS_OK, or the reason the library cannot run. */
+AITER_AOT_API aiter_aot_status aiter_aot_init(void);
+
+/*! aiter_aot_targets() :
+ *  Writes up to `cap` target IDs embedded in the library ("amdgcn-amd-amdhsa--gfx942",
+ *  "nvptx64-nvidia-cuda--sm_90a") into `out`; the strings are static.
+ *  @return the number of targets (which may exceed cap), or 0 if the bundle is unreadable
+ *          (see aiter_aot_last_error()). */
+AITER_AOT_API size_t aiter_aot_targets(const char **out, size_t cap);
+
+/*! aiter_aot_kernels() :
+ *  Writes up to `cap` module names embedded for `target` (a full or short target ID, "gfx942",
+ *  "sm_90a"; NULL for every target) into `out`; the strings are static.
+ *  @return the number of modules (which may exceed cap). */
+AITER_AOT_API size_t aiter_aot_kernels(const char *target, const char **out, size_t cap);
+
+/* Per-process counters, for tests and monitoring. */
+typedef struct {
+    size_t size;               /* set to sizeof(aiter_aot_stats) before the call */
+    uint64_t modules_loaded;   /* code objects handed to the GPU loader, all devices */
+    uint64_t frames_decompressed;
+    uint64_t launches;
+    uint64_t device_loads;     /* devices whose modules were loaded */
+} aiter_aot_stats;
+
+/*! aiter_aot_get_stats() :
+ *  Fills `stats` (whose .size is set by the caller).
+ *  @return AITER_AOT_STATUS_OK or AITER_AOT_STATUS_INVALID_ARGUMENT. */
+AITER_AOT_API aiter_aot_status aiter_aot_get_stats(aiter_aot_stats *stats);
+
+/*! aiter_aot_device_target() :
+ *  Writes the current device's target ID (as the library matches it against the bundle) into
+ *  `buf` of `cap` bytes, NUL-terminated.
+ *  @return AITER_AOT_STATUS_OK, or why the device could not be queried. */
+AITER_AOT_API aiter_aot_status aiter_aot_device_target(char *buf, size_t cap);
+
+/* Element types of tensors passed to ops. */
+typedef enum {
+    AITER_AOT_DTYPE_F32 = 0,
+    AITER_AOT_DTYPE_F16 = 1,
+    AITER_AOT_DTYPE_BF16 = 2
+} aiter_aot_dtype;
+
+#ifdef __cplusplus
+}
+#endif
+
+#include "aiter_aot_moe.h" /* topk_softmax, moe_sorting */
+
+#endif /* AITER_AOT_H_5F3C91 */

@@ -1,0 +1,206 @@
+/* cmd_list.c : list and verify. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aot_bundle_cli.h"
+
+static const char *kind_name(unsigned kind)
+{
+    return kind == AOT_KIND_AMDGPU ? "amdgpu" : kind == AOT_KIND_CUBIN ? "cubin" : "unknown";
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
+        else putchar(*s);
+    }
+    putchar('"');
+}
+
+/* One kernel, from a code object or rebuilt from bundle records. */
+static void print_kernel(const aot_co_kernel *k, int json, int last)
+{
+    const aot_kernel_rec *r = &k->rec;
+    if (!json) {
+        printf("    kernel %s\n      kernarg %u (explicit %u), lds %u, scratch %u, vgpr %u, agpr %u, "
+               "sgpr %u, spills vgpr %u sgpr %u, wave %u, max workgroup %u%s\n",
+               k->name, r->kernarg_size, r->explicit_args_size, r->group_segment,
+               r->private_segment, r->vgpr, r->agpr, r->sgpr, r->vgpr_spill, r->sgpr_spill,
+               r->wave_size, r->max_workgroup,
+               (r->flags & AOT_KERNEL_FLAG_DYNAMIC_STACK) ? ", dynamic stack" : "");
+        for (unsigned a = 0; a < k->nargs; a++)
+            printf("      arg %u: offset %u size %u %s%s%s\n", a, k->args[a].offset, k->args[a].size,
+                   k->args[a].kind, k->args[a].name[0] ? " " : "", k->args[a].name);
+        return;
+    }
+    printf("        {\"name\": ");
+    json_str(k->name);
+    printf(", \"kernarg_size\": %u, \"explicit_args_size\": %u, \"lds\": %u, \"scratch\": %u, "
+           "\"vgpr\": %u, \"agpr\": %u, \"sgpr\": %u, \"vgpr_spill\": %u, \"sgpr_spill\": %u, "
+           "\"wave_size\": %u, \"max_workgroup\": %u, \"dynamic_stack\": %s, \"args\": [",
+           r->kernarg_size, r->explicit_args_size, r->group_segment, r->private_segment, r->vgpr,
+           r->agpr, r->sgpr, r->vgpr_spill, r->sgpr_spill, r->wave_size, r->max_workgroup,
+           (r->flags & AOT_KERNEL_FLAG_DYNAMIC_STACK) ? "true" : "false");
+    for (unsigned a = 0; a < k->nargs; a++) {
+        printf("%s{\"offset\": %u, \"size\": %u, \"kind\": ", a ? ", " : "", k->args[a].offset,
+               k->args[a].size);
+        json_str(k->args[a].kind);
+        printf(", \"name\": ");
+        json_str(k->args[a].name);
+        putchar('}');
+    }
+    printf("]}%s\n", last ? "" : ",");
+}
+
+static void print_module(const char *module, const aot_codeobj *co, unsigned long long size,
+                         unsigned long long hash, int json, int last)
+{
+    if (!json) {
+        printf("  module %s: %s v%u, %llu bytes, e_flags 0x%x, hash %016llx\n", module,
+               kind_name(co->kind), co->abi, size, co->e_flags, hash);
+    } else {
+        printf("    {\"module\": ");
+        json_str(module);
+        printf(", \"target\": ");
+        json_str(co->target);
+        printf(", \"kind\": \"%s\", \"abi\": %u, \"size\": %llu, \"e_flags\": %u, "
+               "\"hash\": \"%016llx\", \"kernels\": [\n", kind_name(co->kind), co->abi, size,
+               co->e_flags, hash);
+    }
+    for (unsigned k = 0; k < co->nkernels; k++) print_kernel(&co->kernels[k], json, k + 1 == co->nkernels);
+    if (json) printf("    ]}%s\n", last ? "" : ",");
+}
+
+/* Rebuilds an aot_codeobj view of entry e from the index (no decompression). */
+static void entry_view(const aot_bundle *b, unsigned e, aot_codeobj *co)
+{
+    aot_entry_rec r = aot_bundle_entry(b, e);
+    memset(co, 0, sizeof *co);
+    co->kind = (aot_kind)r.kind, co->abi = r.abi, co->e_flags = r.e_flags;
+    snprintf(co->target, sizeof co->target, "%s", aot_bundle_string(b, r.target));
+    co->kernels = calloc(r.kernel_count + 1, sizeof *co->kernels);
+    for (uint32_t k = 0; co->kernels && k < r.kernel_count; k++) {
+        aot_co_kernel *ck = &co->kernels[co->nkernels++];
+        ck->rec = aot_bundle_kernel(b, r.kernel_first + k);
+        snprintf(ck->name, sizeof ck->name, "%s", aot_bundle_string(b, ck->rec.name));
+        ck->args = calloc(ck->rec.arg_count + 1, sizeof *ck->args);
+        for (uint32_t a = 0; ck->args && a < ck->rec.arg_count; a++) {
+            aot_arg_rec ar = aot_bundle_arg(b, ck->rec.arg_first + a);
+            aot_co_arg *ca = &ck->args[ck->nargs++];
+            ca->offset = ar.offset, ca->size = ar.size;
+            snprintf(ca->kind, sizeof ca->kind, "%s", aot_bundle_string(b, ar.kind));
+            snprintf(ca->name, sizeof ca->name, "%s", aot_bundle_string(b, ar.name));
+        }
+    }
+}
+
+static void list_bundle(const aot_bundle *b, const char *path, int json)
+{
+    if (json) printf("{\"bundle\": ");
+    if (json) json_str(path);
+    if (json) printf(", \"version\": %u, \"size\": %zu, \"dictionary\": %u, \"frames\": [\n",
+                     b->version, b->size, b->dict_size);
+    else printf("bundle %s: format %u, %zu bytes, %u code objects in %u frames, dictionary %u bytes\n",
+                path, b->version, b->size, b->entries, b->frames, b->dict_size);
+    for (uint32_t f = 0; f < b->frames; f++) {
+        aot_frame_rec fr = aot_bundle_frame(b, f);
+        if (json) {
+            printf("  {\"target\": ");
+            json_str(aot_bundle_string(b, fr.target));
+            printf(", \"compressed\": %llu, \"size\": %llu, \"modules\": [\n",
+                   (unsigned long long)fr.csize, (unsigned long long)fr.usize);
+        } else {
+            printf("target %s: %llu bytes, %llu compressed\n", aot_bundle_string(b, fr.target),
+                   (unsigned long long)fr.usize, (unsigned long long)fr.csize);
+        }
+        uint32_t last = 0;
+        for (uint32_t e = 0; e < b->entries; e++) last = aot_bundle_entry(b, e).frame == f ? e : last;
+        for (uint32_t e = 0; e < b->entries; e++) {
+            aot_entry_rec r = aot_bundle_entry(b, e);
+            if (r.frame != f) continue;
+            aot_codeobj co;
+            entry_view(b, e, &co);
+            print_module(aot_bundle_string(b, r.name), &co, (unsigned long long)r.size,
+                         (unsigned long long)r.hash, json, e == last);
+            aot_codeobj_free(&co);
+        }
+        if (json) printf("  ]}%s\n", f + 1 == b->frames ? "" : ",");
+    }
+    if (json) printf("]}\n");
+}
+
+int cmd_list(int argc, char **argv)
+{
+    cli_opts o;
+    if (cli_parse(argc, argv, OPT_JSON, &o)) return EXIT_USAGE;
+    if (o.nfiles != 1) return cli_error(EXIT_USAGE, "list: need exactly one FILE");
+    const char *path = o.files[0];
+    unsigned char *data;
+    size_t size;
+    int rc = EXIT_OK, json = o.json;
+    cli_opts_free(&o);
+    if (cli_read_file(path, &data, &size)) return EXIT_INPUT;
+    aot_codeobj co;
+    aot_diag d = {""};
+    aot_bundle b;
+    if (size > 18 && memcmp(data, "\177ELF", 4) == 0 &&
+        aot_codeobj_inspect(data, size, path, NULL, &co, &d) == AITER_AOT_STATUS_OK) {
+        if (json) printf("{\"object\": [\n");
+        else printf("code object %s: target %s\n", path, co.target);
+        print_module(path, &co, (unsigned long long)size, 0, json, 1);
+        if (json) printf("]}\n");
+        aot_codeobj_free(&co);
+    } else if (aot_bundle_find(&b, data, size, &d) == AITER_AOT_STATUS_OK) {
+        list_bundle(&b, path, json);
+    } else {
+        rc = cli_error(EXIT_CORRUPT, "%s: neither a valid code object nor a valid bundle (%s)", path, d.msg);
+    }
+    free(data);
+    return rc;
+}
+
+/* verify: reports every failure and exits with the code of the first kind found. */
+int cmd_verify(int argc, char **argv)
+{
+    cli_opts o;
+    if (cli_parse(argc, argv, 0, &o)) return EXIT_USAGE;
+    if (o.nfiles != 1) return cli_error(EXIT_USAGE, "verify: need exactly one FILE");
+    const char *path = o.files[0];
+    cli_opts_free(&o);
+    aot_bundle b;
+    unsigned char *data;
+    int rc = cli_open_bundle(path, &data, &b);
+    if (rc) return rc;
+    for (uint32_t f = 0; f < b.frames; f++) {
+        unsigned char *bytes;
+        aot_diag d = {""};
+        if (aot_bundle_decompress_frame(&b, f, &bytes, &d)) {
+            cli_error(0, "%s: %s", path, d.msg);
+            rc = rc ? rc : EXIT_FRAME;
+            continue;
+        }
+        for (uint32_t e = 0; e < b.entries; e++) {
+            aot_entry_rec r = aot_bundle_entry(&b, e);
+            aot_codeobj co;
+            if (r.frame != f) continue;
+            if (aot_bundle_check_entry(&b, e, bytes, &d)) {
+                cli_error(0, "%s: %s", path, d.msg);
+                rc = rc ? rc : EXIT_HASH;
+            } else if (aot_codeobj_inspect(bytes + r.offset, (size_t)r.size, aot_bundle_string(&b, r.name),
+                                           aot_bundle_string(&b, r.target), &co, &d)) {
+                cli_error(0, "%s: entry %u: %s", path, e, d.msg);
+                rc = rc ? rc : EXIT_INVALID_CO;
+            } else {
+                aot_codeobj_free(&co);
+            }
+        }
+        free(bytes);
+    }
+    free(data);
+    if (rc == 0) printf("%s: ok (%u code objects, %u targets)\n", path, b.entries, b.frames);
+    return rc;
+}

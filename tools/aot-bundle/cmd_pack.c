@@ -1,0 +1,171 @@
+/* cmd_pack.c : pack, add, remove and repack; every path ends in aot_bundle_write. */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aot_bundle_cli.h"
+
+typedef struct {
+    aot_pack_item *items;
+    size_t n;
+    unsigned char **owned; /* file and frame buffers to free */
+    size_t nowned;
+} pack_list;
+
+static int own(pack_list *l, unsigned char *p)
+{
+    unsigned char **g = realloc(l->owned, (l->nowned + 1) * sizeof *g);
+    if (g == NULL) return -1;
+    l->owned = g;
+    l->owned[l->nowned++] = p;
+    return 0;
+}
+
+static aot_pack_item *grow(pack_list *l)
+{
+    aot_pack_item *g = realloc(l->items, (l->n + 1) * sizeof *g);
+    if (g == NULL) return NULL;
+    l->items = g;
+    memset(&g[l->n], 0, sizeof g[l->n]);
+    return &g[l->n++];
+}
+
+static void module_name(char *dst, size_t cap, const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strcspn(base, ".");
+    snprintf(dst, cap, "%.*s", (int)n, base);
+}
+
+static int add_file(pack_list *l, const char *path, const char *declared)
+{
+    unsigned char *data;
+    size_t size;
+    aot_diag d = {""};
+    if (cli_read_file(path, &data, &size) || own(l, data)) return EXIT_INPUT;
+    aot_pack_item *it = grow(l);
+    if (it == NULL) return cli_error(EXIT_INPUT, "out of memory");
+    it->path = path;
+    it->bytes = data;
+    it->size = size;
+    module_name(it->module, sizeof it->module, path);
+    if (aot_codeobj_inspect(data, size, path, declared, &it->co, &d) != AITER_AOT_STATUS_OK) {
+        l->n--;
+        return cli_error(EXIT_INPUT, "%s", d.msg);
+    }
+    return 0;
+}
+
+typedef int (*keep_fn)(const aot_bundle *b, unsigned e, const cli_opts *o);
+
+static int add_bundle(pack_list *l, const char *path, keep_fn keep, const cli_opts *o)
+{
+    aot_bundle b;
+    unsigned char *data;
+    int rc = cli_open_bundle(path, &data, &b);
+    if (rc || own(l, data)) return rc ? rc : EXIT_INPUT;
+    for (uint32_t f = 0; f < b.frames; f++) {
+        unsigned char *bytes;
+        aot_diag d = {""};
+        if (aot_bundle_decompress_frame(&b, f, &bytes, &d) || own(l, bytes))
+            return cli_error(EXIT_FRAME, "%s: %s", path, d.msg);
+        for (uint32_t e = 0; e < b.entries; e++) {
+            aot_entry_rec r = aot_bundle_entry(&b, e);
+            if (r.frame != f || (keep && !keep(&b, e, o))) continue;
+            if (aot_bundle_check_entry(&b, e, bytes, &d)) return cli_error(EXIT_HASH, "%s: %s", path, d.msg);
+            aot_pack_item *it = grow(l);
+            if (it == NULL) return cli_error(EXIT_INPUT, "out of memory");
+            it->path = path;
+            it->bytes = bytes + r.offset;
+            it->size = (size_t)r.size;
+            snprintf(it->module, sizeof it->module, "%s", aot_bundle_string(&b, r.name));
+            if (aot_codeobj_inspect(it->bytes, it->size, it->module, aot_bundle_string(&b, r.target),
+                                    &it->co, &d)) {
+                l->n--;
+                return cli_error(EXIT_INVALID_CO, "%s: %s", path, d.msg);
+            }
+        }
+    }
+    return 0;
+}
+
+static int write_out(pack_list *l, const cli_opts *o)
+{
+    unsigned char *out;
+    size_t size;
+    aot_diag d = {""};
+    if (aot_bundle_write(l->items, l->n, &o->pack, &out, &size, &d) != AITER_AOT_STATUS_OK)
+        return cli_error(EXIT_INPUT, "%s", d.msg);
+    int rc = cli_write_file(o->out, out, size) ? EXIT_OUTPUT : EXIT_OK;
+    free(out);
+    return rc;
+}
+
+static int finish(pack_list *l, cli_opts *o, int rc)
+{
+    if (rc == 0) rc = write_out(l, o);
+    for (size_t i = 0; i < l->n; i++) aot_codeobj_free(&l->items[i].co);
+    for (size_t i = 0; i < l->nowned; i++) free(l->owned[i]);
+    free(l->items);
+    free(l->owned);
+    cli_opts_free(o);
+    return rc;
+}
+
+int cmd_pack(int argc, char **argv)
+{
+    cli_opts o;
+    pack_list l = {0};
+    if (cli_parse(argc, argv, OPT_OUT | OPT_LEVEL | OPT_DICT | OPT_TARGET, &o)) return EXIT_USAGE;
+    int rc = 0;
+    for (int i = 0; i < o.nfiles && rc == 0; i++) rc = add_file(&l, o.files[i], o.file_target[i]);
+    return finish(&l, &o, rc);
+}
+
+int cmd_add(int argc, char **argv)
+{
+    cli_opts o;
+    pack_list l = {0};
+    if (cli_parse(argc, argv, OPT_OUT | OPT_LEVEL | OPT_DICT | OPT_TARGET, &o)) return EXIT_USAGE;
+    if (o.nfiles < 2) return cli_error(EXIT_USAGE, "add: need a bundle and at least one code object");
+    int rc = add_bundle(&l, o.files[0], NULL, &o);
+    for (int i = 1; i < o.nfiles && rc == 0; i++) rc = add_file(&l, o.files[i], o.file_target[i]);
+    return finish(&l, &o, rc);
+}
+
+static int keep_unmatched(const aot_bundle *b, unsigned e, const cli_opts *o)
+{
+    return !cli_entry_matches(b, e, o->target, o->kernel);
+}
+
+int cmd_remove(int argc, char **argv)
+{
+    cli_opts o;
+    pack_list l = {0};
+    if (cli_parse(argc, argv, OPT_OUT | OPT_LEVEL | OPT_DICT | OPT_TARGET | OPT_KERNEL, &o))
+        return EXIT_USAGE;
+    if (o.nfiles != 1 || (!o.target && !o.kernel))
+        return cli_error(EXIT_USAGE, "remove: need one bundle and --target and/or --kernel");
+    return finish(&l, &o, add_bundle(&l, o.files[0], keep_unmatched, &o));
+}
+
+static int keep_listed(const aot_bundle *b, unsigned e, const cli_opts *o)
+{
+    if (o->targets == NULL) return 1;
+    char list[1024];
+    snprintf(list, sizeof list, "%s", o->targets);
+    for (char *save, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        if (cli_entry_matches(b, e, t, NULL)) return 1;
+    return 0;
+}
+
+int cmd_repack(int argc, char **argv)
+{
+    cli_opts o;
+    pack_list l = {0};
+    if (cli_parse(argc, argv, OPT_OUT | OPT_LEVEL | OPT_DICT | OPT_TARGETS, &o)) return EXIT_USAGE;
+    if (o.nfiles != 1) return cli_error(EXIT_USAGE, "repack: need exactly one bundle");
+    return finish(&l, &o, add_bundle(&l, o.files[0], keep_listed, &o));
+}
