@@ -115,6 +115,13 @@ AITER_AOT_API aiter_aot_status aiter_aot_get_stats(aiter_aot_stats *stats);
  *  @return AITER_AOT_STATUS_OK, or why the device could not be queried. */
 AITER_AOT_API aiter_aot_status aiter_aot_device_target(char *buf, size_t cap);
 
+/*! aiter_aot_gpu_library() :
+ *  Binds the GPU runtime if not yet done.
+ *  @return the path of the vendor library (libamdhip64 or libcuda) whose entry points the
+ *          library bound (also when that library then reported no device), or "" if none
+ *          could be bound (see aiter_aot_last_error()). */
+AITER_AOT_API const char *aiter_aot_gpu_library(void);
+
 /* Element types of tensors passed to ops. */
 typedef enum {
     AITER_AOT_DTYPE_F32 = 0,

@@ -1,0 +1,21 @@
+# Makefile : a thin forwarder to configure and ninja; no logic of its own.
+BUILDDIR ?= build
+PREFIX ?= /usr/local
+NINJA ?= ninja
+
+all: $(BUILDDIR)/build.ninja
+	$(NINJA) -C $(BUILDDIR)
+
+dist check check-gpu: $(BUILDDIR)/build.ninja
+	$(NINJA) -C $(BUILDDIR) $@
+
+install: $(BUILDDIR)/build.ninja
+	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) $(NINJA) -C $(BUILDDIR) install
+
+$(BUILDDIR)/build.ninja:
+	./configure --builddir=$(BUILDDIR) --prefix=$(PREFIX)
+
+clean:
+	rm -rf $(BUILDDIR) dist
+
+.PHONY: all dist check check-gpu install clean

@@ -1,0 +1,126 @@
+/* aot_device.h : the device portability layer. The one place that picks the vendor; kernel
+ * files include only this header (and their own argument headers), never a vendor header.
+ *
+ * Each vendor header (aot_amd.h, aot_nvidia.h, aot_host.h for the CPU emulator) defines:
+ *   AOT_KERNEL             an extern "C" kernel entry point
+ *   AOT_DEV                a device helper (static, inlined)
+ *   AOT_WAVE               lanes per wave, a compile-time constant (64 on CDNA, 32 on NVIDIA)
+ *   AOT_LAUNCH_BOUNDS(n)   the kernel runs with at most n threads per block
+ *   AOT_SHARED(T, name, n) a block-shared array T name[n]
+ *   aot_thread_x(), aot_block_x()            thread and block index (x only)
+ *   aot_sync_block()       barrier for the block, with shared-memory ordering
+ *   aot_lane()             lane within the wave
+ *   aot_shfl_i32(v, src)   v of lane `src` of the same wave (every lane must take part)
+ *   aot_exp2_fast(x)       2^x in fp32, hardware approximation (<= 2 ulp on both vendors)
+ * Everything below is written once on top of those. */
+#ifndef AOT_DEVICE_H
+#define AOT_DEVICE_H
+
+#if defined(AOT_HOST_EMU)
+#include "aot_host.h"
+#elif defined(__HIP__) || defined(__AMDGCN__)
+#include "aot_amd.h"
+#elif defined(__CUDACC__)
+#include "aot_nvidia.h"
+#else
+#error "aot_device.h: compile as HIP (clang -x hip), CUDA (nvcc) or with -DAOT_HOST_EMU"
+#endif
+
+/* AOT_EMU_ENTRY(kernel, args_t) makes a kernel callable by the host emulator; nothing on GPUs. */
+#if !defined(AOT_EMU_ENTRY)
+#define AOT_EMU_ENTRY(kernel, args_t)
+#endif
+
+typedef unsigned int aot_u32;
+typedef int aot_i32;
+typedef unsigned short aot_u16;
+typedef long long aot_i64;
+
+#define AOT_INF __builtin_huge_valf()
+
+AOT_DEV float aot_f32_from_bits(aot_u32 u) { return __builtin_bit_cast(float, u); }
+AOT_DEV aot_u32 aot_bits_from_f32(float f) { return __builtin_bit_cast(aot_u32, f); }
+
+AOT_DEV float aot_shfl_f32(float v, int src) { return aot_f32_from_bits((aot_u32)aot_shfl_i32((int)aot_bits_from_f32(v), src)); }
+AOT_DEV int aot_shfl_xor_i32(int v, int mask) { return aot_shfl_i32(v, aot_lane() ^ mask); }
+AOT_DEV float aot_shfl_xor_f32(float v, int mask) { return aot_shfl_f32(v, aot_lane() ^ mask); }
+
+/* bf16 -> fp32 is exact: the bf16 bits are the high half of the fp32 bits. */
+AOT_DEV float aot_bf16_to_f32(aot_u16 h) { return aot_f32_from_bits((aot_u32)h << 16); }
+
+/* fp32 -> bf16 rounds to nearest, ties to even; NaN stays a (quiet) NaN. */
+AOT_DEV aot_u16 aot_f32_to_bf16(float f)
+{
+    aot_u32 u = aot_bits_from_f32(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (aot_u16)((u >> 16) | 0x40);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (aot_u16)(u >> 16);
+}
+
+/* fp16 -> fp32 is exact (normals, subnormals, inf, NaN), in integer arithmetic so that every
+ * target computes the same bits without a vendor intrinsic. */
+AOT_DEV float aot_f16_to_f32(aot_u16 h)
+{
+    aot_u32 sign = (aot_u32)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    if (exp == 0x1f) return aot_f32_from_bits(sign | 0x7f800000u | (man << 13));
+    if (exp != 0) return aot_f32_from_bits(sign | ((exp + 112u) << 23) | (man << 13));
+    /* subnormal or zero: man * 2^-24, exact in fp32 */
+    float m = (float)man * 5.9604644775390625e-8f;
+    return sign ? -m : m;
+}
+
+/* e^x through exp2: one multiply rounding (relative error about |x| * 2^-24) plus the
+ * hardware exp2's. Callers pass x <= 0 (max-subtracted softmax), where it stays near 1e-6. */
+AOT_DEV float aot_exp_fast(float x) { return aot_exp2_fast(x * 1.4426950408889634f); }
+
+/* Wave-wide reductions; every lane of the wave must call them, every lane gets the result. */
+AOT_DEV float aot_wave_max_f32(float v)
+{
+    for (int m = AOT_WAVE / 2; m > 0; m >>= 1) v = __builtin_fmaxf(v, aot_shfl_xor_f32(v, m));
+    return v;
+}
+
+AOT_DEV float aot_wave_sum_f32(float v)
+{
+    for (int m = AOT_WAVE / 2; m > 0; m >>= 1) v += aot_shfl_xor_f32(v, m);
+    return v;
+}
+
+AOT_DEV int aot_wave_sum_i32(int v)
+{
+    for (int m = AOT_WAVE / 2; m > 0; m >>= 1) v += aot_shfl_xor_i32(v, m);
+    return v;
+}
+
+/* Inclusive prefix sum across the wave. */
+AOT_DEV int aot_wave_inclusive_scan_i32(int v)
+{
+    int lane = aot_lane();
+    for (int d = 1; d < AOT_WAVE; d <<= 1) {
+        int t = aot_shfl_i32(v, lane >= d ? lane - d : lane);
+        if (lane >= d) v += t;
+    }
+    return v;
+}
+
+/* Exclusive prefix sum across a block of BLOCK threads (all must call it); *total gets the
+ * block's sum. `scratch` is block-shared memory of BLOCK / AOT_WAVE ints. */
+template <int BLOCK>
+AOT_DEV int aot_block_exclusive_scan_i32(int v, int *scratch, int *total)
+{
+    const int lane = aot_lane(), w = aot_thread_x() / AOT_WAVE;
+    int inc = aot_wave_inclusive_scan_i32(v);
+    if (lane == AOT_WAVE - 1) scratch[w] = inc;
+    aot_sync_block();
+    int before = 0, all = 0;
+    for (int i = 0; i < BLOCK / AOT_WAVE; i++) {
+        int s = scratch[i];
+        before += i < w ? s : 0;
+        all += s;
+    }
+    aot_sync_block(); /* scratch may be reused after this */
+    *total = all;
+    return before + inc - v;
+}
+
+#endif

@@ -1,0 +1,37 @@
+/* aot_host.h : the host part of the portability layer. Kernels compile as C++ on the CPU and
+ * run inside the SIMT emulator (tests/emu/emu.c): every thread of a block is a fiber, and
+ * barriers and wave operations are points where fibers switch, so a wave operation sees every
+ * lane's value at once. AOT_EMU_WAVE (32 or 64) is given on the command line. */
+#ifndef AOT_HOST_H
+#define AOT_HOST_H
+
+#include <math.h> /* exp2f */
+
+#include "emu.h"
+
+#if !defined(AOT_EMU_WAVE)
+#error "aot_host.h: define AOT_EMU_WAVE (32 or 64)"
+#endif
+
+#define AOT_KERNEL extern "C"
+#define AOT_DEV static inline
+#define AOT_LAUNCH_BOUNDS(n)
+#define AOT_WAVE AOT_EMU_WAVE
+/* Each declaration gets the block's one copy: the emulator keys it by a static address and
+ * hands out guard-paged, poisoned memory so that out-of-bounds shared access faults. */
+#define AOT_SHARED(T, name, n) \
+    static char name##_key_; \
+    T *const name = (T *)emu_shared(&name##_key_, sizeof(T) * (n))
+
+AOT_DEV int aot_thread_x(void) { return emu_thread_x(); }
+AOT_DEV int aot_block_x(void) { return emu_block_x(); }
+AOT_DEV void aot_sync_block(void) { emu_barrier(); }
+AOT_DEV int aot_lane(void) { return emu_thread_x() % AOT_WAVE; }
+AOT_DEV int aot_shfl_i32(int v, int src) { return emu_shfl(v, src); }
+AOT_DEV float aot_exp2_fast(float x) { return exp2f(x); }
+
+/* Wraps a kernel taking its argument struct by value into the emulator's entry type. */
+#define AOT_EMU_ENTRY(kernel, args_t) \
+    extern "C" void kernel##_emu(const void *p) { kernel(*(const args_t *)p); }
+
+#endif

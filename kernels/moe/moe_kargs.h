@@ -1,0 +1,43 @@
+/* moe_kargs.h : kernel argument structs of the MoE routing kernels. Each kernel takes one of
+ * these by value, so its kernarg layout is this struct's C layout on host and device alike
+ * (only fixed-size fields and 64-bit pointers). The runtime checks sizeof against the
+ * explicit-argument size recorded in the bundle. */
+#ifndef AOT_MOE_KARGS_H
+#define AOT_MOE_KARGS_H
+
+#include <stdint.h>
+
+#define AOT_TOPK_BLOCK 256     /* threads per block; one wave per row */
+#define AOT_MOE_BLOCK 256      /* threads per block of the sorting kernels */
+#define AOT_MOE_CHUNK_TOKENS 64 /* tokens per counting/scatter block */
+#define AOT_MOE_MAX_EXPERTS 1024
+
+enum { AOT_GATING_F32 = 0, AOT_GATING_F16 = 1, AOT_GATING_BF16 = 2 };
+
+typedef struct {
+    const void *gating;
+    float *weights;
+    int32_t *ids;
+    int32_t *token_expert_indices; /* may be NULL */
+    int64_t row_stride;            /* elements */
+    int32_t tokens, experts, k, renormalize;
+    int32_t dtype, reserved;
+} aot_topk_kargs;
+
+typedef struct {
+    const int32_t *ids;     /* [tokens, k] */
+    const float *weights;   /* [tokens, k] */
+    const int32_t *mask;    /* [experts] or NULL */
+    int32_t *sorted_ids;
+    float *sorted_weights;
+    int32_t *sorted_expert_ids;
+    int32_t *num_valid;
+    int32_t *counts;        /* workspace [experts][chunks]: counts, then offsets inside the expert */
+    int32_t *expert_info;   /* workspace [2 * experts]: totals, then segment starts (-1: none) */
+    uint32_t *moe_buf;      /* zero-filled, moe_buf_words 32-bit words, or NULL */
+    int64_t moe_buf_words;
+    int32_t tokens, k, experts, block_size;
+    int32_t chunks, max_padded, max_blocks, reserved;
+} aot_moe_sort_kargs;
+
+#endif

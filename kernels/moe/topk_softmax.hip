@@ -1,0 +1,103 @@
+/* topk_softmax.hip : softmax over each row of gating logits, then the k largest, one wave per
+ * row (semantics in runtime/include/aiter_aot_moe.h).
+ *
+ * 1. Lane l holds experts l, l+W, l+2W, ... (VPT of them; NaN and padding read as -inf).
+ * 2. Wave max, then p = exp(x - max) and the wave sum (rows with +inf or no finite logit are
+ *    special-cased so no inf-inf NaN appears).
+ * 3. k rounds of a wave argmax on (logit, -expert): the winner is marked taken; lane s keeps
+ *    round s's result, so the k outputs of a row are written by k lanes at once.
+ * Variants topk_softmax_v<VPT> exist for VPT = 1..32; the runtime picks the smallest with
+ * VPT * wave >= experts. */
+#include "aot_device.h"
+#include "moe_kargs.h"
+
+AOT_DEV float load_logit(const aot_topk_kargs &a, aot_i64 row, int e)
+{
+    aot_i64 at = row * a.row_stride + e;
+    float x;
+    if (a.dtype == AOT_GATING_F32) x = ((const float *)a.gating)[at];
+    else if (a.dtype == AOT_GATING_BF16) x = aot_bf16_to_f32(((const aot_u16 *)a.gating)[at]);
+    else x = aot_f16_to_f32(((const aot_u16 *)a.gating)[at]);
+    return x != x ? -AOT_INF : x;
+}
+
+/* Softmax numerator for logit x given the row max (see the header's rules for infinities). */
+AOT_DEV float numerator(float x, float mx)
+{
+    if (mx == AOT_INF) return x == AOT_INF ? 1.0f : 0.0f;
+    if (mx == -AOT_INF) return 0.0f;
+    return aot_exp_fast(x - mx);
+}
+
+/* Does candidate (v, e) beat (bv, be)? Larger logit wins; equal logits: lower expert id. */
+AOT_DEV bool beats(float v, int e, float bv, int be) { return v > bv || (v == bv && e < be); }
+
+template <int VPT>
+AOT_DEV void topk_row(const aot_topk_kargs &a, int row)
+{
+    const int lane = aot_lane(), E = a.experts;
+    float v[VPT];
+    float mx = -AOT_INF;
+#pragma unroll
+    for (int j = 0; j < VPT; j++) {
+        int e = j * AOT_WAVE + lane;
+        v[j] = e < E ? load_logit(a, row, e) : -AOT_INF;
+        mx = __builtin_fmaxf(mx, v[j]);
+    }
+    mx = aot_wave_max_f32(mx);
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < VPT; j++) sum += numerator(v[j], mx);
+    sum = aot_wave_sum_f32(sum);
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+
+    aot_u32 taken = 0;
+    float my_w = 0.0f, chosen_sum = 0.0f;
+    int my_id = 0;
+    for (int s = 0; s < a.k; s++) {
+        float bv = -AOT_INF;
+        int be = 0x7fffffff;
+#pragma unroll
+        for (int j = 0; j < VPT; j++) {
+            int e = j * AOT_WAVE + lane;
+            if (e < E && !(taken >> j & 1u) && beats(v[j], e, bv, be)) bv = v[j], be = e;
+        }
+        for (int m = AOT_WAVE / 2; m > 0; m >>= 1) {
+            float ov = aot_shfl_xor_f32(bv, m);
+            int oe = aot_shfl_xor_i32(be, m);
+            if (beats(ov, oe, bv, be)) bv = ov, be = oe;
+        }
+        if (be % AOT_WAVE == lane) taken |= 1u << (be / AOT_WAVE);
+        float w = numerator(bv, mx) * inv;
+        chosen_sum += w;
+        if (lane == s) my_w = w, my_id = be;
+    }
+    if (lane < a.k) {
+        if (a.renormalize && chosen_sum > 0.0f) my_w /= chosen_sum;
+        aot_i64 o = (aot_i64)row * a.k + lane;
+        a.weights[o] = my_w;
+        a.ids[o] = my_id;
+        if (a.token_expert_indices) a.token_expert_indices[o] = lane * a.tokens + row;
+    }
+}
+
+template <int VPT>
+AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
+{
+    int row = aot_block_x() * (AOT_TOPK_BLOCK / AOT_WAVE) + aot_thread_x() / AOT_WAVE;
+    if (row < a.tokens) topk_row<VPT>(a, row); /* whole waves leave together */
+}
+
+#define TOPK_VARIANT(vpt)                                                                      \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_TOPK_BLOCK) void topk_softmax_v##vpt(aot_topk_kargs a)    \
+    {                                                                                          \
+        topk_kernel_body<vpt>(a);                                                              \
+    }                                                                                          \
+    AOT_EMU_ENTRY(topk_softmax_v##vpt, aot_topk_kargs)
+
+TOPK_VARIANT(1)
+TOPK_VARIANT(2)
+TOPK_VARIANT(4)
+TOPK_VARIANT(8)
+TOPK_VARIANT(16)
+TOPK_VARIANT(32)

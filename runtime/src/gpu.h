@@ -1,0 +1,53 @@
+/* gpu.h : what the runtime needs from a GPU runtime, as one table per vendor (vendor_hip.c,
+ * vendor_cuda.c), filled once by aot_gpu_bind. Every function returns a status and explains
+ * a failure in the aot_diag. */
+#ifndef AOT_GPU_H
+#define AOT_GPU_H
+
+#include <stddef.h>
+
+#include "diag.h"
+
+typedef struct {
+    const char *name;      /* "HIP", "CUDA" */
+    char library[512];     /* the vendor library every entry point was taken from */
+    int global_symbols;    /* AITER_AOT_GLOBAL_SYMBOLS=1 was in force */
+    aiter_aot_status (*device_count)(int *count, aot_diag *d);
+    aiter_aot_status (*current_device)(int *device, aot_diag *d);
+    aiter_aot_status (*device_target)(int device, char *buf, size_t cap, aot_diag *d);
+    aiter_aot_status (*multiprocessors)(int device, int *count, aot_diag *d);
+    aiter_aot_status (*load_module)(int device, const void *image, void **module, aot_diag *d);
+    aiter_aot_status (*get_function)(void *module, const char *name, void **fn, aot_diag *d);
+    aiter_aot_status (*launch)(void *fn, unsigned grid, unsigned block, unsigned shared_bytes,
+                               void *stream, void *args, aot_diag *d);
+} aot_gpu;
+
+/* Binds the vendor library once per process (thread-safe). @return OK with *gpu set, or
+ * GPU_RUNTIME / INTERPOSED with the reason. */
+aiter_aot_status aot_gpu_bind(const aot_gpu **gpu, aot_diag *d);
+
+/* ---- shared by the vendor tables (symbols.c) ---- */
+
+typedef struct {
+    const char *name;
+    const char *version; /* symbol version to bind (dlvsym), or NULL for an unversioned one */
+    void **slot;
+    int optional;        /* leave *slot NULL when missing instead of failing */
+} aot_symbol;
+
+/* Takes a handle to the first of `sonames` already loaded (RTLD_NOLOAD) or, with `may_load`,
+ * loads it RTLD_LOCAL. Writes its path. @return OK or GPU_RUNTIME. */
+aiter_aot_status aot_vendor_open(const char *const *sonames, int may_load, void **handle,
+                                 char *path, size_t cap, aot_diag *d);
+
+/* Resolves every symbol in the library itself (dlvsym/dlsym on the handle), or through the
+ * global scope when `global` is set, and confirms with dladdr that each lies in `path`.
+ * @return OK, GPU_RUNTIME (missing) or INTERPOSED (found elsewhere). */
+aiter_aot_status aot_vendor_resolve(void *handle, const char *path, const aot_symbol *syms,
+                                    int global, aot_diag *d);
+
+/* The two vendor tables. `may_load` as for aot_vendor_open. */
+aiter_aot_status aot_gpu_bind_cuda(aot_gpu *gpu, int may_load, int global, aot_diag *d);
+aiter_aot_status aot_gpu_bind_hip(aot_gpu *gpu, int may_load, int global, aot_diag *d);
+
+#endif

@@ -1,0 +1,182 @@
+/* loader.c : loading code objects from the embedded bundle, once per device. The first call
+ * for a device takes that device's lock, picks the frame whose target ID the device can run
+ * (the most specific one), decompresses it, hands every code object to the GPU loader from
+ * memory, resolves every kernel, frees the decompressed bytes and publishes the table with a
+ * release store; later calls read it with an acquire load and take no lock. */
+#include "loader.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "target_id.h"
+
+extern const unsigned char aot_embedded_bundle[];
+extern const unsigned long long aot_embedded_bundle_size;
+
+enum { SLOT_EMPTY = 0, SLOT_READY = 1, SLOT_FAILED = 2 };
+
+typedef struct {
+    atomic_int state;
+    pthread_mutex_t lock;
+    aiter_aot_status fail_status;
+    aot_diag fail;
+    aot_kernel_fn *fns;
+    unsigned nfns;
+} device_slot;
+
+static device_slot slots[AOT_MAX_DEVICES];
+static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
+static atomic_ullong n_modules, n_frames, n_launches, n_devices;
+
+static void init_slots(void)
+{
+    for (int i = 0; i < AOT_MAX_DEVICES; i++) pthread_mutex_init(&slots[i].lock, NULL);
+}
+
+/* ---- the embedded bundle ---- */
+
+static struct {
+    pthread_once_t once;
+    aot_bundle bundle;
+    aiter_aot_status status;
+    aot_diag diag;
+} EB = {PTHREAD_ONCE_INIT};
+
+static void open_embedded(void)
+{
+    EB.status = aot_bundle_open(&EB.bundle, aot_embedded_bundle, (size_t)aot_embedded_bundle_size, &EB.diag);
+}
+
+aiter_aot_status aot_embedded(const aot_bundle **b, aot_diag *d)
+{
+    pthread_once(&EB.once, open_embedded);
+    *b = &EB.bundle;
+    if (EB.status != AITER_AOT_STATUS_OK && d)
+        aot_fail(d, EB.status, "embedded bundle: %s", EB.diag.msg);
+    return EB.status;
+}
+
+/* ---- choosing and loading a frame ---- */
+
+static aiter_aot_status pick_frame(const aot_bundle *b, const char *device_target, uint32_t *frame,
+                                   aot_diag *d)
+{
+    aot_target dev, code;
+    int best = -1;
+    if (aot_target_parse(&dev, device_target) != 0)
+        return aot_fail(d, AITER_AOT_STATUS_NO_CODE_OBJECT, "device target \"%s\" is not a target ID",
+                        device_target);
+    char have[512] = "";
+    for (uint32_t f = 0; f < b->frames; f++) {
+        const char *t = aot_bundle_string(b, aot_bundle_frame(b, f).target);
+        if (aot_target_parse(&code, t) != 0) continue;
+        size_t n = strlen(have);
+        if (n + strlen(code.processor) + 3 < sizeof have)
+            strcat(strcat(have, n ? ", " : ""), strchr(t, ':') ? strstr(t, "--") + 2 : code.processor);
+        if (aot_target_compatible(&code, &dev) && aot_target_specificity(&code) > best)
+            best = aot_target_specificity(&code), *frame = f;
+    }
+    if (best < 0)
+        return aot_fail(d, AITER_AOT_STATUS_NO_CODE_OBJECT, "no code object for %s; this library has %s",
+                        strstr(device_target, "--") ? strstr(device_target, "--") + 2 : device_target,
+                        have[0] ? have : "no targets");
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status load_entry(const aot_bundle *b, uint32_t e, const unsigned char *bytes,
+                                   const aot_gpu *gpu, int device, device_slot *slot, aot_diag *d)
+{
+    aot_entry_rec r = aot_bundle_entry(b, e);
+    void *module;
+    AOT_FORWARD(aot_bundle_check_entry(b, e, bytes, d));
+    AOT_FORWARD(gpu->load_module(device, bytes + r.offset, &module, d));
+    atomic_fetch_add(&n_modules, 1);
+    for (uint32_t k = 0; k < r.kernel_count; k++) {
+        aot_kernel_rec kr = aot_bundle_kernel(b, r.kernel_first + k);
+        aot_kernel_fn *f = &slot->fns[slot->nfns];
+        f->name = aot_bundle_string(b, kr.name);
+        f->explicit_args = kr.explicit_args_size;
+        f->wave_size = kr.wave_size;
+        AOT_FORWARD(gpu->get_function(module, f->name, &f->fn, d));
+        slot->nfns++;
+    }
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status load_device(const aot_gpu *gpu, int device, device_slot *slot, aot_diag *d)
+{
+    const aot_bundle *b;
+    char target[96];
+    uint32_t frame = 0;
+    AOT_FORWARD(aot_embedded(&b, d));
+    AOT_FORWARD(gpu->device_target(device, target, sizeof target, d));
+    AOT_FORWARD(pick_frame(b, target, &frame, d));
+    slot->fns = calloc(b->kernels ? b->kernels : 1, sizeof *slot->fns);
+    if (slot->fns == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
+    unsigned char *bytes;
+    AOT_FORWARD(aot_bundle_decompress_frame(b, frame, &bytes, d));
+    atomic_fetch_add(&n_frames, 1);
+    aiter_aot_status s = AITER_AOT_STATUS_OK;
+    for (uint32_t e = 0; e < b->entries && s == AITER_AOT_STATUS_OK; e++)
+        if (aot_bundle_entry(b, e).frame == frame) s = load_entry(b, e, bytes, gpu, device, slot, d);
+    free(bytes); /* the GPU runtime holds its own copy now */
+    if (s == AITER_AOT_STATUS_OK) atomic_fetch_add(&n_devices, 1);
+    return s;
+}
+
+static aiter_aot_status ready_slot(const aot_gpu *gpu, int device, device_slot **out, aot_diag *d)
+{
+    if (device < 0 || device >= AOT_MAX_DEVICES)
+        return aot_fail(d, AITER_AOT_STATUS_UNSUPPORTED, "device %d: at most %d devices", device, AOT_MAX_DEVICES);
+    pthread_once(&slots_once, init_slots);
+    device_slot *slot = &slots[device];
+    *out = slot;
+    int st = atomic_load_explicit(&slot->state, memory_order_acquire);
+    if (st == SLOT_EMPTY) {
+        pthread_mutex_lock(&slot->lock);
+        if (atomic_load_explicit(&slot->state, memory_order_relaxed) == SLOT_EMPTY) {
+            slot->fail_status = load_device(gpu, device, slot, &slot->fail);
+            atomic_store_explicit(&slot->state, slot->fail_status ? SLOT_FAILED : SLOT_READY,
+                                  memory_order_release);
+        }
+        pthread_mutex_unlock(&slot->lock);
+        st = atomic_load_explicit(&slot->state, memory_order_acquire);
+    }
+    if (st == SLOT_FAILED) {
+        if (d) *d = slot->fail;
+        return slot->fail_status;
+    }
+    return AITER_AOT_STATUS_OK;
+}
+
+aiter_aot_status aot_kernel(const char *name, unsigned args_size, const aot_kernel_fn **fn,
+                            const aot_gpu **gpu, int *device, aot_diag *d)
+{
+    device_slot *slot = NULL;
+    AOT_FORWARD(aot_gpu_bind(gpu, d));
+    AOT_FORWARD((*gpu)->current_device(device, d));
+    AOT_FORWARD(ready_slot(*gpu, *device, &slot, d));
+    for (unsigned i = 0; i < slot->nfns; i++) {
+        if (strcmp(slot->fns[i].name, name) != 0) continue;
+        if (slot->fns[i].explicit_args != args_size)
+            return aot_fail(d, AITER_AOT_STATUS_CORRUPT_BUNDLE,
+                            "kernel %s takes %u bytes of arguments, the runtime passes %u "
+                            "(bundle and runtime do not match)", name, slot->fns[i].explicit_args, args_size);
+        *fn = &slot->fns[i];
+        return AITER_AOT_STATUS_OK;
+    }
+    return aot_fail(d, AITER_AOT_STATUS_NO_CODE_OBJECT, "kernel %s is not in the code objects for device %d",
+                    name, *device);
+}
+
+void aot_counters_read(aot_counters *c)
+{
+    c->modules_loaded = atomic_load(&n_modules);
+    c->frames_decompressed = atomic_load(&n_frames);
+    c->launches = atomic_load(&n_launches);
+    c->device_loads = atomic_load(&n_devices);
+}
+
+void aot_count_launch(void) { atomic_fetch_add(&n_launches, 1); }

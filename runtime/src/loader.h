@@ -1,0 +1,33 @@
+/* loader.h : the embedded bundle and the per-device cache of loaded kernels. */
+#ifndef AOT_LOADER_H
+#define AOT_LOADER_H
+
+#include "bundle.h"
+#include "gpu.h"
+
+#define AOT_MAX_DEVICES 64
+
+typedef struct {
+    void *fn;
+    const char *name;          /* in the embedded bundle's string table */
+    unsigned explicit_args;    /* bytes of the kernel's own arguments */
+    unsigned wave_size;
+} aot_kernel_fn;
+
+/* The embedded bundle, checked once. @return OK or CORRUPT_BUNDLE. */
+aiter_aot_status aot_embedded(const aot_bundle **b, aot_diag *d);
+
+/* Binds the GPU runtime, finds the current device and, on the first call for that device,
+ * loads every code object of its target (exactly once, whatever the number of threads).
+ * Then finds kernel `name` and checks its argument size. */
+aiter_aot_status aot_kernel(const char *name, unsigned args_size, const aot_kernel_fn **fn,
+                            const aot_gpu **gpu, int *device, aot_diag *d);
+
+/* Counters behind aiter_aot_get_stats. */
+typedef struct {
+    unsigned long long modules_loaded, frames_decompressed, launches, device_loads;
+} aot_counters;
+void aot_counters_read(aot_counters *c);
+void aot_count_launch(void);
+
+#endif

@@ -1,0 +1,139 @@
+/* op_moe.c : aiter_aot_topk_softmax and aiter_aot_moe_sorting: argument checks, variant
+ * choice and launches. The kernels are kernels/moe/. */
+#include <stdint.h>
+#include <stdio.h>  /* snprintf */
+#include <string.h>
+
+#include "aiter_aot.h"
+#include "api.h"
+#include "loader.h"
+#include "moe_kargs.h"
+
+#define BAD(...) aot_fail(&d, AITER_AOT_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+
+static int misaligned(const void *p, size_t align) { return ((uintptr_t)p & (align - 1)) != 0; }
+
+/* Looks a kernel up and launches it; the kernel's argument size is checked by aot_kernel. */
+static aiter_aot_status launch(const char *name, void *kargs, unsigned kargs_size, unsigned grid,
+                               unsigned block, void *stream, aot_diag *d)
+{
+    const aot_kernel_fn *fn;
+    const aot_gpu *gpu;
+    int dev;
+    AOT_FORWARD(aot_kernel(name, kargs_size, &fn, &gpu, &dev, d));
+    AOT_FORWARD(gpu->launch(fn->fn, grid, block, 0, stream, kargs, d));
+    aot_count_launch();
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status topk_check(const aiter_aot_topk_softmax_args *a, aot_diag *dp)
+{
+    aot_diag d;
+    aiter_aot_status s = AITER_AOT_STATUS_OK;
+    size_t esize = a->gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 2;
+    if (!a->gating || !a->topk_weights || !a->topk_ids) s = BAD("topk_softmax: gating, topk_weights and topk_ids must not be NULL");
+    else if ((unsigned)a->gating_dtype > AITER_AOT_DTYPE_BF16) s = BAD("topk_softmax: gating_dtype %d is not F32, F16 or BF16", (int)a->gating_dtype);
+    else if (a->experts < 1 || a->experts > 1024) s = BAD("topk_softmax: experts = %d; supported 1..1024", a->experts);
+    else if (a->k < 1 || a->k > 32 || a->k > a->experts) s = BAD("topk_softmax: k = %d; need 1 <= k <= min(32, experts = %d)", a->k, a->experts);
+    else if (a->tokens < 0 || (int64_t)a->tokens * a->k > INT32_MAX) s = BAD("topk_softmax: tokens = %d out of range", a->tokens);
+    else if (a->gating_row_stride < a->experts) s = BAD("topk_softmax: gating_row_stride %lld < experts %d", (long long)a->gating_row_stride, a->experts);
+    else if (a->gating_row_stride > INT64_MAX / (a->tokens ? a->tokens : 1)) s = BAD("topk_softmax: gating_row_stride too large");
+    else if (misaligned(a->gating, esize) || misaligned(a->topk_weights, 4) || misaligned(a->topk_ids, 4) ||
+             misaligned(a->token_expert_indices, 4))
+        s = BAD("topk_softmax: a pointer is not aligned to its element size");
+    if (s != AITER_AOT_STATUS_OK) *dp = d;
+    return s;
+}
+
+aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args, void *stream)
+{
+    aot_diag d;
+    aiter_aot_topk_softmax_args a;
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "topk_softmax", &d);
+    if (s == AITER_AOT_STATUS_OK) s = topk_check(&a, &d);
+    if (s != AITER_AOT_STATUS_OK || a.tokens == 0) return aot_api_return(s, &d);
+    const aot_kernel_fn *probe;
+    const aot_gpu *gpu;
+    int dev;
+    s = aot_kernel("topk_softmax_v1", sizeof(aot_topk_kargs), &probe, &gpu, &dev, &d);
+    if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, &d);
+    unsigned wave = probe->wave_size ? probe->wave_size : 32, vpt = 1;
+    while (vpt * wave < (unsigned)a.experts) vpt *= 2;
+    char name[32];
+    memcpy(name, "topk_softmax_v", 14);
+    snprintf(name + 14, sizeof name - 14, "%u", vpt);
+    aot_topk_kargs k = {a.gating, a.topk_weights, a.topk_ids, a.token_expert_indices,
+                        a.gating_row_stride, a.tokens, a.experts, a.k, a.renormalize != 0,
+                        (int32_t)a.gating_dtype, 0};
+    unsigned rows_per_block = AOT_TOPK_BLOCK / wave;
+    unsigned grid = (unsigned)((a.tokens + rows_per_block - 1) / rows_per_block);
+    s = launch(name, &k, sizeof k, grid, AOT_TOPK_BLOCK, stream, &d);
+    return aot_api_return(s, &d);
+}
+
+/* ---- moe_sorting ---- */
+
+static int64_t chunks_for(int32_t tokens) { return ((int64_t)tokens + AOT_MOE_CHUNK_TOKENS - 1) / AOT_MOE_CHUNK_TOKENS; }
+
+size_t aiter_aot_moe_sorting_workspace_size(int32_t tokens, int32_t experts)
+{
+    if (tokens < 1 || tokens >= (1 << 24) || experts < 1 || experts > AOT_MOE_MAX_EXPERTS) return 0;
+    return (size_t)(experts * chunks_for(tokens) + 2 * (int64_t)experts) * sizeof(int32_t);
+}
+
+size_t aiter_aot_moe_sorting_max_padded(int32_t tokens, int32_t k, int32_t experts, int32_t block_size)
+{
+    int64_t bs = block_size ? block_size : 32;
+    if (tokens < 0 || k < 1 || experts < 1 || bs < 1) return 0;
+    return (size_t)((int64_t)tokens * k + (int64_t)experts * bs - k);
+}
+
+static aiter_aot_status sort_check(const aiter_aot_moe_sorting_args *a, aot_diag *dp)
+{
+    aot_diag d;
+    aiter_aot_status s = AITER_AOT_STATUS_OK;
+    if (!a->topk_ids || !a->topk_weights || !a->sorted_token_ids || !a->sorted_weights ||
+        !a->sorted_expert_ids || !a->num_valid_ids || !a->workspace)
+        s = BAD("moe_sorting: topk_ids, topk_weights, the four outputs and workspace must not be NULL");
+    else if (a->tokens < 1 || a->tokens >= (1 << 24)) s = BAD("moe_sorting: tokens = %d; supported 1..2^24-1", a->tokens);
+    else if (a->experts < 1 || a->experts > AOT_MOE_MAX_EXPERTS) s = BAD("moe_sorting: experts = %d; supported 1..1024", a->experts);
+    else if (a->k < 1 || a->k > 32 || a->k > a->experts) s = BAD("moe_sorting: k = %d; need 1 <= k <= min(32, experts = %d)", a->k, a->experts);
+    else if (a->block_size < 1 || a->block_size > 256) s = BAD("moe_sorting: block_size = %d; supported 1..256", a->block_size);
+    else if (a->workspace_size < aiter_aot_moe_sorting_workspace_size(a->tokens, a->experts))
+        s = BAD("moe_sorting: workspace_size %zu < %zu (aiter_aot_moe_sorting_workspace_size)", a->workspace_size,
+                aiter_aot_moe_sorting_workspace_size(a->tokens, a->experts));
+    else if (a->moe_buf && (a->moe_buf_bytes % 16 || misaligned(a->moe_buf, 16)))
+        s = BAD("moe_sorting: moe_buf must be 16-byte aligned and moe_buf_bytes a multiple of 16");
+    else if (misaligned(a->topk_ids, 4) || misaligned(a->topk_weights, 4) || misaligned(a->sorted_token_ids, 4) ||
+             misaligned(a->sorted_weights, 4) || misaligned(a->sorted_expert_ids, 4) ||
+             misaligned(a->num_valid_ids, 4) || misaligned(a->workspace, 4) || misaligned(a->expert_mask, 4))
+        s = BAD("moe_sorting: a pointer is not 4-byte aligned");
+    if (s != AITER_AOT_STATUS_OK) *dp = d;
+    return s;
+}
+
+static aiter_aot_status sort_launches(aot_moe_sort_kargs *k, void *stream, aot_diag *d)
+{
+    AOT_FORWARD(launch("moe_sort_count", k, sizeof *k, (unsigned)k->chunks, AOT_MOE_BLOCK, stream, d));
+    AOT_FORWARD(launch("moe_sort_chunk_scan", k, sizeof *k, (unsigned)k->experts, AOT_MOE_BLOCK, stream, d));
+    AOT_FORWARD(launch("moe_sort_experts", k, sizeof *k, 1, AOT_MOE_MAX_EXPERTS, stream, d));
+    return launch("moe_sort_scatter", k, sizeof *k, (unsigned)k->chunks, AOT_MOE_BLOCK, stream, d);
+}
+
+aiter_aot_status aiter_aot_moe_sorting(const aiter_aot_moe_sorting_args *args, void *stream)
+{
+    aot_diag d;
+    aiter_aot_moe_sorting_args a;
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "moe_sorting", &d);
+    if (s == AITER_AOT_STATUS_OK && a.block_size == 0) a.block_size = 32;
+    if (s == AITER_AOT_STATUS_OK) s = sort_check(&a, &d);
+    if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, &d);
+    int64_t chunks = chunks_for(a.tokens), max_padded = (int64_t)aiter_aot_moe_sorting_max_padded(a.tokens, a.k, a.experts, a.block_size);
+    int32_t *ws = a.workspace;
+    aot_moe_sort_kargs k = {a.topk_ids, a.topk_weights, a.expert_mask, a.sorted_token_ids,
+                            a.sorted_weights, a.sorted_expert_ids, a.num_valid_ids, ws,
+                            ws + a.experts * chunks, a.moe_buf, (int64_t)(a.moe_buf ? a.moe_buf_bytes / 4 : 0),
+                            a.tokens, a.k, a.experts, a.block_size, (int32_t)chunks, (int32_t)max_padded,
+                            (int32_t)((max_padded + a.block_size - 1) / a.block_size), 0};
+    return aot_api_return(sort_launches(&k, stream, &d), &d);
+}

@@ -1,0 +1,146 @@
+/* vendor_cuda.c : the CUDA driver table. Types are declared here from the driver API's ABI
+ * (CUresult is an int, handles are pointers, CUdevice is an int) so no CUDA header is needed.
+ * Modules are loaded into each device's primary context, the one the CUDA runtime (and so
+ * PyTorch) uses, so its pointers and streams work with our kernels. */
+#include <stdio.h>
+
+#include "gpu.h"
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+
+enum { CU_ATTR_MULTIPROCESSOR_COUNT = 16, CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
+
+static struct {
+    CUresult (*init)(unsigned);
+    CUresult (*device_get_count)(int *);
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*device_get_attribute)(int *, int, CUdevice);
+    CUresult (*ctx_get_current)(CUcontext *);
+    CUresult (*ctx_set_current)(CUcontext);
+    CUresult (*ctx_get_device)(CUdevice *);
+    CUresult (*primary_retain)(CUcontext *, CUdevice);
+    CUresult (*ctx_push)(CUcontext);
+    CUresult (*ctx_pop)(CUcontext *);
+    CUresult (*module_load_data)(void **, const void *);
+    CUresult (*module_get_function)(void **, void *, const char *);
+    CUresult (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                       unsigned, void *, void **, void **);
+    CUresult (*get_error_string)(CUresult, const char **);
+} cu;
+
+static aiter_aot_status cu_fail(aot_diag *d, aiter_aot_status s, const char *call, CUresult r)
+{
+    const char *msg = NULL;
+    if (cu.get_error_string == NULL || cu.get_error_string(r, &msg) != 0 || msg == NULL) msg = "unknown error";
+    return aot_fail(d, s, "%s failed: CUDA error %d (%s)", call, r, msg);
+}
+
+#define CU_CHECK(call, s) do { CUresult r_ = (call); if (r_ != 0) return cu_fail(d, s, #call, r_); } while (0)
+#define CU_ERR AITER_AOT_STATUS_GPU_RUNTIME
+
+static aiter_aot_status cuda_device_count(int *count, aot_diag *d)
+{
+    CUresult r = cu.device_get_count(count);
+    if (r == 100 /* CUDA_ERROR_NO_DEVICE */ || (r == 0 && *count == 0))
+        return aot_fail(d, AITER_AOT_STATUS_NO_DEVICE, "CUDA reports no device");
+    CU_CHECK(r, CU_ERR);
+    return AITER_AOT_STATUS_OK;
+}
+
+/* The device of the current context; with none, device 0's primary context is made current,
+ * as the CUDA runtime does on its first call. */
+static aiter_aot_status cuda_current_device(int *device, aot_diag *d)
+{
+    CUcontext ctx = NULL;
+    CU_CHECK(cu.ctx_get_current(&ctx), CU_ERR);
+    if (ctx == NULL) {
+        int n;
+        AOT_FORWARD(cuda_device_count(&n, d));
+        CUdevice dev0;
+        CU_CHECK(cu.device_get(&dev0, 0), CU_ERR);
+        CU_CHECK(cu.primary_retain(&ctx, dev0), CU_ERR);
+        CU_CHECK(cu.ctx_set_current(ctx), CU_ERR);
+    }
+    CUdevice dev;
+    CU_CHECK(cu.ctx_get_device(&dev), CU_ERR);
+    *device = dev;
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status cuda_device_target(int device, char *buf, size_t cap, aot_diag *d)
+{
+    int major, minor;
+    CU_CHECK(cu.device_get_attribute(&major, CU_ATTR_CC_MAJOR, device), CU_ERR);
+    CU_CHECK(cu.device_get_attribute(&minor, CU_ATTR_CC_MINOR, device), CU_ERR);
+    snprintf(buf, cap, "nvptx64-nvidia-cuda--sm_%d%d", major, minor);
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status cuda_multiprocessors(int device, int *count, aot_diag *d)
+{
+    CU_CHECK(cu.device_get_attribute(count, CU_ATTR_MULTIPROCESSOR_COUNT, device), CU_ERR);
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status cuda_load_module(int device, const void *image, void **module, aot_diag *d)
+{
+    CUcontext ctx, popped;
+    CU_CHECK(cu.primary_retain(&ctx, device), CU_ERR);
+    CU_CHECK(cu.ctx_push(ctx), CU_ERR);
+    CUresult r = cu.module_load_data(module, image);
+    cu.ctx_pop(&popped);
+    if (r != 0) return cu_fail(d, CU_ERR, "cuModuleLoadData", r);
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status cuda_get_function(void *module, const char *name, void **fn, aot_diag *d)
+{
+    CUresult r = cu.module_get_function(fn, module, name);
+    if (r != 0) return cu_fail(d, CU_ERR, name, r);
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status cuda_launch(void *fn, unsigned grid, unsigned block, unsigned shared,
+                                    void *stream, void *args, aot_diag *d)
+{
+    void *params[] = {args};
+    CU_CHECK(cu.launch(fn, grid, 1, 1, block, 1, 1, shared, stream, params, NULL),
+             AITER_AOT_STATUS_LAUNCH_FAILED);
+    return AITER_AOT_STATUS_OK;
+}
+
+aiter_aot_status aot_gpu_bind_cuda(aot_gpu *gpu, int may_load, int global, aot_diag *d)
+{
+    static const char *const sonames[] = {"libcuda.so.1", NULL};
+    const aot_symbol syms[] = {
+        {"cuInit", NULL, (void **)&cu.init, 0},
+        {"cuDeviceGetCount", NULL, (void **)&cu.device_get_count, 0},
+        {"cuDeviceGet", NULL, (void **)&cu.device_get, 0},
+        {"cuDeviceGetAttribute", NULL, (void **)&cu.device_get_attribute, 0},
+        {"cuCtxGetCurrent", NULL, (void **)&cu.ctx_get_current, 0},
+        {"cuCtxSetCurrent", NULL, (void **)&cu.ctx_set_current, 0},
+        {"cuCtxGetDevice", NULL, (void **)&cu.ctx_get_device, 0},
+        {"cuDevicePrimaryCtxRetain", NULL, (void **)&cu.primary_retain, 0},
+        {"cuCtxPushCurrent_v2", NULL, (void **)&cu.ctx_push, 0},
+        {"cuCtxPopCurrent_v2", NULL, (void **)&cu.ctx_pop, 0},
+        {"cuModuleLoadData", NULL, (void **)&cu.module_load_data, 0},
+        {"cuModuleGetFunction", NULL, (void **)&cu.module_get_function, 0},
+        {"cuLaunchKernel", NULL, (void **)&cu.launch, 0},
+        {"cuGetErrorString", NULL, (void **)&cu.get_error_string, 0},
+        {NULL, NULL, NULL, 0}};
+    void *handle;
+    AOT_FORWARD(aot_vendor_open(sonames, may_load, &handle, gpu->library, sizeof gpu->library, d));
+    AOT_FORWARD(aot_vendor_resolve(handle, gpu->library, syms, global, d));
+    CU_CHECK(cu.init(0), CU_ERR);
+    gpu->name = "CUDA";
+    gpu->device_count = cuda_device_count;
+    gpu->current_device = cuda_current_device;
+    gpu->device_target = cuda_device_target;
+    gpu->multiprocessors = cuda_multiprocessors;
+    gpu->load_module = cuda_load_module;
+    gpu->get_function = cuda_get_function;
+    gpu->launch = cuda_launch;
+    return AITER_AOT_STATUS_OK;
+}

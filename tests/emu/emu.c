@@ -1,0 +1,247 @@
+/* emu.c : the host SIMT emulator (see emu.h). Fibers are ucontext contexts; the scheduler
+ * runs every runnable fiber of the block until each blocks at a barrier, a wave operation or
+ * its end, then resolves whatever is complete, and reports a deadlock as divergence. */
+#define _GNU_SOURCE /* MAP_ANONYMOUS, ucontext, sigaction */
+#include "emu.h"
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define STACK_BYTES (64 * 1024)
+#define MAX_BLOCK 1024
+#define MAX_SHARED 16
+
+typedef enum { F_RUN, F_BARRIER, F_WAVE, F_DONE } fiber_state;
+
+typedef struct {
+    ucontext_t ctx;
+    fiber_state state;
+    int value, src;  /* wave operation: this lane's value and the lane it reads */
+    char *stack;
+} fiber;
+
+typedef struct {
+    const void *key;
+    char *mem;
+    size_t bytes;
+} shared_region;
+
+static struct {
+    ucontext_t sched;
+    fiber *fibers;
+    unsigned block, wave, block_x;
+    int cur;
+    emu_kernel_fn kernel;
+    const void *args;
+    shared_region shared[MAX_SHARED];
+    int nshared;
+} E;
+
+static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+/* ---- guarded memory ---- */
+
+typedef struct {
+    char *base;
+    size_t bytes;
+} alloc_header;
+
+void *emu_alloc(size_t bytes)
+{
+    size_t pg = page_size(), body = (bytes + 15) & ~(size_t)15, hdr = 16;
+    size_t span = (body + hdr + pg - 1) / pg * pg, map_bytes = span + 2 * pg;
+    char *base = mmap(NULL, map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) return NULL;
+    if (mprotect(base + pg, span, PROT_READ | PROT_WRITE) != 0) {
+        munmap(base, map_bytes);
+        return NULL;
+    }
+    char *user = base + pg + span - body; /* the end touches the guard page */
+    memset(user, 0xff, body);
+    alloc_header h = {base, map_bytes};
+    memcpy(user - hdr, &h, sizeof h);
+    return user;
+}
+
+void emu_free(void *p)
+{
+    if (p == NULL) return;
+    alloc_header h;
+    memcpy(&h, (char *)p - 16, sizeof h);
+    munmap(h.base, h.bytes);
+}
+
+/* ---- faults ---- */
+
+static void on_fault(int sig, siginfo_t *info, void *uctx)
+{
+    (void)uctx;
+    char msg[160];
+    int n = snprintf(msg, sizeof msg, "emu: %s at %p in block %u thread %d (out-of-bounds access?)\n",
+                     sig == SIGSEGV ? "segmentation fault" : "bus error", info->si_addr, E.block_x,
+                     E.cur);
+    if (write(2, msg, (size_t)n) < 0) _exit(86);
+    _exit(86);
+}
+
+static void install_fault_handler(void)
+{
+    static char altstack[64 * 1024];
+    stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0};
+    sigaltstack(&ss, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+}
+
+/* ---- calls from kernels ---- */
+
+int emu_thread_x(void) { return E.cur; }
+int emu_block_x(void) { return (int)E.block_x; }
+
+static void yield(fiber_state s)
+{
+    fiber *f = &E.fibers[E.cur];
+    f->state = s;
+    swapcontext(&f->ctx, &E.sched);
+}
+
+void emu_barrier(void) { yield(F_BARRIER); }
+
+int emu_shfl(int v, int src_lane)
+{
+    fiber *f = &E.fibers[E.cur];
+    f->value = v;
+    f->src = src_lane;
+    yield(F_WAVE);
+    return f->value; /* the scheduler stored the result here */
+}
+
+void *emu_shared(const void *key, size_t bytes)
+{
+    for (int i = 0; i < E.nshared; i++)
+        if (E.shared[i].key == key) return E.shared[i].mem;
+    if (E.nshared == MAX_SHARED) return NULL;
+    char *m = emu_alloc(bytes);
+    E.shared[E.nshared++] = (shared_region){key, m, bytes};
+    return m;
+}
+
+/* ---- scheduling ---- */
+
+static void fiber_main(void)
+{
+    E.kernel(E.args);
+    E.fibers[E.cur].state = F_DONE;
+    swapcontext(&E.fibers[E.cur].ctx, &E.sched);
+}
+
+static int fail(char *err, size_t cap, const char *msg, unsigned a, unsigned b)
+{
+    snprintf(err, cap, "emu: block %u: ", E.block_x);
+    size_t n = strlen(err);
+    snprintf(err + n, cap - n, msg, a, b);
+    return -1;
+}
+
+/* Resolves complete wave operations. @return waves released, or -1 on an error. */
+static int resolve_waves(char *err, size_t cap)
+{
+    int released = 0;
+    for (unsigned w0 = 0; w0 < E.block; w0 += E.wave) {
+        unsigned at = 0, lanes = E.block - w0 < E.wave ? E.block - w0 : E.wave;
+        for (unsigned l = 0; l < lanes; l++) at += E.fibers[w0 + l].state == F_WAVE;
+        if (at == 0) continue;
+        if (at != lanes || lanes != E.wave)
+            return fail(err, cap, "wave op reached by %u of %u lanes (divergence or exited lanes)",
+                        at, E.wave);
+        int vals[64];
+        for (unsigned l = 0; l < lanes; l++) vals[l] = E.fibers[w0 + l].value;
+        for (unsigned l = 0; l < lanes; l++) {
+            fiber *f = &E.fibers[w0 + l];
+            if (f->src < 0 || (unsigned)f->src >= E.wave)
+                return fail(err, cap, "shuffle from lane %u of a %u-lane wave", (unsigned)f->src, E.wave);
+            f->value = vals[f->src];
+            f->state = F_RUN;
+        }
+        released++;
+    }
+    return released;
+}
+
+static int resolve_barrier(char *err, size_t cap)
+{
+    unsigned at = 0, done = 0;
+    for (unsigned t = 0; t < E.block; t++) {
+        at += E.fibers[t].state == F_BARRIER;
+        done += E.fibers[t].state == F_DONE;
+    }
+    if (at == 0) return 0;
+    if (at + done != E.block) return 0; /* others still in wave ops: not yet */
+    if (done) return fail(err, cap, "barrier reached by %u threads while %u had exited", at, done);
+    for (unsigned t = 0; t < E.block; t++) E.fibers[t].state = F_RUN;
+    return 1;
+}
+
+static int run_block(char *err, size_t cap)
+{
+    for (unsigned t = 0; t < E.block; t++) {
+        fiber *f = &E.fibers[t];
+        getcontext(&f->ctx);
+        f->ctx.uc_stack.ss_sp = f->stack;
+        f->ctx.uc_stack.ss_size = STACK_BYTES;
+        f->ctx.uc_link = NULL;
+        makecontext(&f->ctx, fiber_main, 0);
+        f->state = F_RUN;
+    }
+    for (int i = 0; i < E.nshared; i++) memset(E.shared[i].mem, 0xff, E.shared[i].bytes);
+    for (;;) {
+        unsigned live = 0;
+        for (unsigned t = 0; t < E.block; t++) {
+            if (E.fibers[t].state != F_RUN) continue;
+            E.cur = (int)t;
+            swapcontext(&E.sched, &E.fibers[t].ctx);
+        }
+        for (unsigned t = 0; t < E.block; t++) live += E.fibers[t].state != F_DONE;
+        if (live == 0) return 0;
+        int w = resolve_waves(err, cap);
+        if (w < 0) return -1;
+        int b = w ? 0 : resolve_barrier(err, cap);
+        if (b < 0) return -1;
+        if (w == 0 && b == 0)
+            return fail(err, cap, "deadlock: %u threads wait at a barrier or wave op that others never reach (of %u)",
+                        live, E.block);
+    }
+}
+
+int emu_launch(emu_kernel_fn kernel, const void *args, unsigned grid, unsigned block,
+               unsigned wave, char *err, size_t cap)
+{
+    if (block == 0 || block > MAX_BLOCK || (wave != 32 && wave != 64))
+        return snprintf(err, cap, "emu: bad launch (block %u, wave %u)", block, wave), -1;
+    memset(&E, 0, sizeof E);
+    E.kernel = kernel, E.args = args, E.block = block, E.wave = wave;
+    E.fibers = calloc(block, sizeof *E.fibers);
+    int rc = E.fibers ? 0 : -1;
+    for (unsigned t = 0; rc == 0 && t < block; t++)
+        if ((E.fibers[t].stack = malloc(STACK_BYTES)) == NULL) rc = -1;
+    install_fault_handler();
+    for (unsigned b = 0; rc == 0 && b < grid; b++) {
+        E.block_x = b;
+        rc = run_block(err, cap);
+    }
+    for (unsigned t = 0; E.fibers && t < block; t++) free(E.fibers[t].stack);
+    free(E.fibers);
+    for (int i = 0; i < E.nshared; i++) emu_free(E.shared[i].mem);
+    E.nshared = 0;
+    return rc;
+}

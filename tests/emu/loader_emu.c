@@ -1,0 +1,65 @@
+/* loader_emu.c : the runtime's loader interface (runtime/src/loader.h) served by the host
+ * emulator, so that emulator tests run the real op code (runtime/src/op_moe.c: checks,
+ * variant choice, launch shapes) with kernels compiled for the CPU. AOT_EMU_WAVE selects the
+ * wave size, as the kernels were compiled with. */
+#include <stdio.h>
+#include <string.h>
+
+#include "emu.h"
+#include "loader.h"
+#include "moe_kargs.h"
+
+#define EMU_KERNELS(X)                                                                   \
+    X(topk_softmax_v1, aot_topk_kargs) X(topk_softmax_v2, aot_topk_kargs)                \
+    X(topk_softmax_v4, aot_topk_kargs) X(topk_softmax_v8, aot_topk_kargs)                \
+    X(topk_softmax_v16, aot_topk_kargs) X(topk_softmax_v32, aot_topk_kargs)              \
+    X(moe_sort_count, aot_moe_sort_kargs) X(moe_sort_chunk_scan, aot_moe_sort_kargs)     \
+    X(moe_sort_experts, aot_moe_sort_kargs) X(moe_sort_scatter, aot_moe_sort_kargs)
+
+#define DECLARE(k, t) void k##_emu(const void *args);
+EMU_KERNELS(DECLARE)
+#define ENTRY(k, t) {(void *)k##_emu, #k, sizeof(t), AOT_EMU_WAVE},
+static aot_kernel_fn table[] = {EMU_KERNELS(ENTRY)};
+
+static unsigned long long launches;
+
+static aiter_aot_status emu_gpu_launch(void *fn, unsigned grid, unsigned block, unsigned shared,
+                                       void *stream, void *args, aot_diag *d)
+{
+    char err[256];
+    (void)shared, (void)stream;
+    if (emu_launch((emu_kernel_fn)fn, args, grid, block, AOT_EMU_WAVE, err, sizeof err) != 0)
+        return aot_fail(d, AITER_AOT_STATUS_LAUNCH_FAILED, "%s", err);
+    return AITER_AOT_STATUS_OK;
+}
+
+static const aot_gpu emu_gpu = {.name = "EMU", .library = "host emulator", .launch = emu_gpu_launch};
+
+aiter_aot_status aot_kernel(const char *name, unsigned args_size, const aot_kernel_fn **fn,
+                            const aot_gpu **gpu, int *device, aot_diag *d)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (strcmp(table[i].name, name) != 0) continue;
+        if (table[i].explicit_args != args_size)
+            return aot_fail(d, AITER_AOT_STATUS_CORRUPT_BUNDLE, "%s: argument size mismatch", name);
+        *fn = &table[i], *gpu = &emu_gpu, *device = 0;
+        return AITER_AOT_STATUS_OK;
+    }
+    return aot_fail(d, AITER_AOT_STATUS_NO_CODE_OBJECT, "emulator has no kernel %s", name);
+}
+
+aiter_aot_status aot_gpu_bind(const aot_gpu **gpu, aot_diag *d)
+{
+    (void)d;
+    *gpu = &emu_gpu;
+    return AITER_AOT_STATUS_OK;
+}
+
+aiter_aot_status aot_embedded(const aot_bundle **b, aot_diag *d)
+{
+    (void)b;
+    return aot_fail(d, AITER_AOT_STATUS_UNSUPPORTED, "the emulator build embeds no bundle");
+}
+
+void aot_counters_read(aot_counters *c) { memset(c, 0, sizeof *c), c->launches = launches; }
+void aot_count_launch(void) { launches++; }

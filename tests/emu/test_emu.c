@@ -1,0 +1,47 @@
+/* test_emu.c : every op's cases on the host emulator, at the wave size this binary was built
+ * for (tests/emu_w32, tests/emu_w64). Shapes are smaller than on the GPU (the emulator runs
+ * each lane as a fiber) but cover every kernel variant and every special case. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu.h"
+#include "harness.h"
+
+static void *emu_mem_alloc(size_t n) { return emu_alloc(n ? n : 1); }
+static int copy(void *dst, const void *src, size_t n) { memcpy(dst, src, n); return 0; }
+static int no_sync(void) { return 0; }
+
+int main(int argc, char **argv)
+{
+    harness_mem m = {emu_mem_alloc, emu_free, copy, copy, no_sync, NULL};
+    harness_tally t = {0, 0, argc > 1 && strcmp(argv[1], "-v") == 0};
+    uint64_t seed = 1000;
+    static const int experts[] = {8, 64, 160, 256, 512, 1024};
+    static const int ks[] = {1, 2, 6, 8};
+    for (size_t e = 0; e < sizeof experts / sizeof experts[0]; e++)
+        for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++) {
+            topk_case c = {experts[e] >= 512 ? 7 : 33, experts[e], ks[k], (int)(k & 1),
+                           (aiter_aot_dtype)((e + k) % 3), 0, 0};
+            harness_topk(&m, &c, seed++, &t);
+        }
+    topk_case specials[] = {
+        {9, 64, 8, 0, AITER_AOT_DTYPE_F32, 1, 0},   {9, 64, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0},
+        {12, 40, 4, 1, AITER_AOT_DTYPE_F16, 1, 3},  {16, 128, 8, 0, AITER_AOT_DTYPE_F32, 2, 0},
+        {5, 1, 1, 0, AITER_AOT_DTYPE_F32, 0, 0},    {3, 32, 32, 1, AITER_AOT_DTYPE_BF16, 0, 5},
+        {1, 384, 8, 1, AITER_AOT_DTYPE_BF16, 0, 0}, {2, 1000, 32, 0, AITER_AOT_DTYPE_F16, 0, 24}};
+    for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) harness_topk(&m, &specials[i], seed++, &t);
+
+    static const int bss[] = {16, 32, 64, 128};
+    sort_case sorts[] = {
+        {1, 8, 1, 32, 0, 0, 0},    {7, 64, 2, 16, 0, 0, 0},    {128, 64, 6, 32, 0, 1, 64},
+        {130, 256, 8, 64, 1, 0, 0}, {100, 384, 8, 128, 0, 0, 4096}, {65, 1024, 8, 32, 1, 1, 0},
+        {200, 160, 8, 16, 0, 1, 0}, {3, 8, 8, 1, 0, 0, 0}};
+    for (size_t i = 0; i < sizeof sorts / sizeof sorts[0]; i++) harness_sort(&m, &sorts[i], seed++, &t);
+    for (size_t b = 0; b < sizeof bss / sizeof bss[0]; b++) {
+        sort_case c = {96, 128, 6, bss[b], (int)(b & 1), (int)(b >> 1), 0};
+        harness_sort(&m, &c, seed++, &t);
+    }
+    harness_bad_args(&m, &t);
+    return harness_finish(&t);
+}

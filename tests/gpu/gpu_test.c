@@ -1,0 +1,128 @@
+/* gpu_test.c : every op's correctness cases on an NVIDIA GPU, through the public API of the
+ * statically linked library (code objects from the embedded bundle). Device memory comes from
+ * the CUDA driver API, taken from libcuda.so.1 with dlsym. Prints a table, then
+ * "N passed, N failed"; exits non-zero on any failure.
+ *   gpu_test [-v] [--quick]   the cases (--quick: a subset)
+ *   gpu_test --coldstart      time from main() to the first completed launch, in ms */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+
+typedef int CUresult;
+static struct {
+    CUresult (*init)(unsigned);
+    CUresult (*device_get)(int *, int);
+    CUresult (*retain)(void **, int);
+    CUresult (*set_current)(void *);
+    CUresult (*alloc)(unsigned long long *, size_t);
+    CUresult (*free)(unsigned long long);
+    CUresult (*htod)(unsigned long long, const void *, size_t);
+    CUresult (*dtoh)(void *, unsigned long long, size_t);
+    CUresult (*memset8)(unsigned long long, unsigned char, size_t);
+    CUresult (*sync)(void);
+} cu;
+
+static int bind_cuda(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return fprintf(stderr, "gpu_test: %s\n", dlerror()), -1;
+    struct { const char *n; void **p; } s[] = {
+        {"cuInit", (void **)&cu.init}, {"cuDeviceGet", (void **)&cu.device_get},
+        {"cuDevicePrimaryCtxRetain", (void **)&cu.retain}, {"cuCtxSetCurrent", (void **)&cu.set_current},
+        {"cuMemAlloc_v2", (void **)&cu.alloc}, {"cuMemFree_v2", (void **)&cu.free},
+        {"cuMemcpyHtoD_v2", (void **)&cu.htod}, {"cuMemcpyDtoH_v2", (void **)&cu.dtoh},
+        {"cuMemsetD8_v2", (void **)&cu.memset8}, {"cuCtxSynchronize", (void **)&cu.sync}};
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+        if (!(*s[i].p = dlsym(h, s[i].n))) return fprintf(stderr, "gpu_test: no %s\n", s[i].n), -1;
+    int dev;
+    void *ctx;
+    if (cu.init(0) || cu.device_get(&dev, 0) || cu.retain(&ctx, dev) || cu.set_current(ctx))
+        return fprintf(stderr, "gpu_test: no CUDA device\n"), -1;
+    return 0;
+}
+
+static void *g_alloc(size_t n)
+{
+    unsigned long long p = 0;
+    if (cu.alloc(&p, n ? n : 1)) return NULL;
+    cu.memset8(p, 0xff, n ? n : 1); /* poison */
+    return (void *)(uintptr_t)p;
+}
+static void g_free(void *p) { if (p) cu.free((unsigned long long)(uintptr_t)p); }
+static int g_up(void *d, const void *s, size_t n) { return cu.htod((unsigned long long)(uintptr_t)d, s, n); }
+static int g_down(void *d, const void *s, size_t n) { return cu.dtoh(d, (unsigned long long)(uintptr_t)s, n); }
+static int g_sync(void) { return cu.sync(); }
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int coldstart(double t0)
+{
+    harness_mem m = {g_alloc, g_free, g_up, g_down, g_sync, NULL};
+    harness_tally t = {0, 0, 0};
+    topk_case c = {64, 128, 8, 1, AITER_AOT_DTYPE_BF16, 0, 0};
+    harness_topk(&m, &c, 1, &t);
+    printf("coldstart_ms %.3f (first launch of topk_softmax through the embedded bundle, checked: %s)\n",
+           now_ms() - t0, t.failed ? "FAIL" : "ok");
+    return t.failed != 0;
+}
+
+int main(int argc, char **argv)
+{
+    double t0 = now_ms();
+    int verbose = 0, quick = 0;
+    for (int i = 1; i < argc; i++) {
+        verbose |= !strcmp(argv[i], "-v");
+        quick |= !strcmp(argv[i], "--quick");
+    }
+    if (bind_cuda()) return 2;
+    if (argc > 1 && !strcmp(argv[1], "--coldstart")) return coldstart(t0);
+    harness_mem m = {g_alloc, g_free, g_up, g_down, g_sync, NULL};
+    harness_tally t = {0, 0, verbose};
+    static const int tokens[] = {1, 7, 128, 4096, 16384}, experts[] = {8, 64, 128, 160, 256, 384, 512};
+    static const int ks[] = {1, 2, 6, 8}, bss[] = {16, 32, 64, 128};
+    uint64_t seed = 77;
+    for (size_t a = 0; a < 5; a++)
+        for (size_t e = 0; e < 7; e++)
+            for (size_t k = 0; k < 4; k++)
+                for (int d = 0; d < 3; d++)
+                    for (int r = 0; r < 2; r++) {
+                        if (ks[k] > experts[e] || (quick && (a + e + k + d + r) % 7)) continue;
+                        topk_case c = {tokens[a], experts[e], ks[k], r, (aiter_aot_dtype)d, 0, 0};
+                        harness_topk(&m, &c, seed++, &t);
+                    }
+    topk_case extra[] = {{4096, 1024, 32, 1, AITER_AOT_DTYPE_BF16, 0, 0}, {333, 1000, 17, 0, AITER_AOT_DTYPE_F16, 0, 8},
+                         {4096, 256, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0}, {4096, 128, 8, 0, AITER_AOT_DTYPE_F32, 2, 0},
+                         {16384, 256, 8, 1, AITER_AOT_DTYPE_BF16, 0, 64}, {5, 1, 1, 0, AITER_AOT_DTYPE_F32, 0, 0}};
+    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) harness_topk(&m, &extra[i], seed++, &t);
+    for (size_t a = 0; a < 5; a++)
+        for (size_t e = 0; e < 7; e++)
+            for (size_t k = 0; k < 4; k++)
+                for (size_t b = 0; b < 4; b++) {
+                    if (ks[k] > experts[e] || (quick && (a + e + k + b) % 5)) continue;
+                    int variant = (int)((a + e + k + b) % 4);
+                    sort_case c = {tokens[a], experts[e], ks[k], bss[b], variant == 1, variant == 2,
+                                   variant == 3 ? 4096 : 0};
+                    harness_sort(&m, &c, seed++, &t);
+                }
+    sort_case big[] = {{16384, 1024, 8, 32, 1, 0, 0}, {65536, 256, 8, 32, 0, 0, 1 << 20}, {16384, 320, 8, 64, 0, 1, 0}};
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) harness_sort(&m, &big[i], seed++, &t);
+    harness_bad_args(&m, &t);
+    aiter_aot_stats st = {.size = sizeof st};
+    aiter_aot_get_stats(&st);
+    char target[96] = "";
+    aiter_aot_device_target(target, sizeof target);
+    printf("device %s via %s: %llu modules loaded, %llu frames decompressed, %llu launches\n", target,
+           aiter_aot_gpu_library(), (unsigned long long)st.modules_loaded,
+           (unsigned long long)st.frames_decompressed, (unsigned long long)st.launches);
+    return harness_finish(&t);
+}

@@ -1,0 +1,49 @@
+/* harness.h : op correctness cases shared by the emulator tests (tests/emu) and the GPU tests
+ * (tests/gpu). Each case draws fresh random inputs, poisons the outputs, runs the op through
+ * the public API, and checks every output element against the fp64 reference (tests/ref). */
+#ifndef AOT_HARNESS_H
+#define AOT_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aiter_aot.h"
+
+/* Where the op's buffers live. */
+typedef struct {
+    void *(*alloc)(size_t bytes);          /* poisoned (0xff) */
+    void (*release)(void *p);
+    int (*upload)(void *dst, const void *src, size_t bytes);
+    int (*download)(void *dst, const void *src, size_t bytes);
+    int (*sync)(void);
+    void *stream;
+} harness_mem;
+
+typedef struct {
+    int passed, failed;
+    int verbose;
+} harness_tally;
+
+typedef struct {
+    int tokens, experts, k, renormalize;
+    aiter_aot_dtype dtype;
+    int special;   /* 1: plant NaN, +inf and -inf in some rows; 2: equal logits (ties) */
+    int64_t extra_stride; /* row stride = experts + extra_stride */
+} topk_case;
+
+typedef struct {
+    int tokens, experts, k, block_size;
+    int masked;    /* 1: a random expert mask */
+    int skewed;    /* 1: tokens go to few experts, so most have zero tokens */
+    size_t moe_buf_bytes;
+} sort_case;
+
+void harness_topk(const harness_mem *m, const topk_case *c, uint64_t seed, harness_tally *t);
+void harness_sort(const harness_mem *m, const sort_case *c, uint64_t seed, harness_tally *t);
+/* Bad arguments: every one must give INVALID_ARGUMENT (nothing is launched). */
+void harness_bad_args(const harness_mem *m, harness_tally *t);
+
+/* Prints "N passed, N failed" and returns the exit status. */
+int harness_finish(const harness_tally *t);
+
+#endif

@@ -1,0 +1,40 @@
+/* api_smoke.c : the static library links into a plain C program and its API answers on a
+ * machine without a GPU: what is embedded, version, and the statuses a user gets. Usage:
+ * api_smoke TARGET... (the targets configure built). */
+#include <stdio.h>
+#include <string.h>
+
+#include "aiter_aot.h"
+
+static int passed, failed;
+#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; printf("FAIL: "); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+int main(int argc, char **argv)
+{
+    const char *targets[16], *mods[16];
+    size_t nt = aiter_aot_targets(targets, 16);
+    CHECK(nt == (size_t)(argc - 1), "%zu targets embedded, configure built %d", nt, argc - 1);
+    for (int i = 1; i < argc; i++) {
+        int found = 0;
+        for (size_t j = 0; j < nt && j < 16; j++) found |= strstr(targets[j], argv[i]) != NULL;
+        CHECK(found, "target %s is embedded", argv[i]);
+        size_t nm = aiter_aot_kernels(argv[i], mods, 16);
+        int topk = 0, sort = 0;
+        for (size_t j = 0; j < nm && j < 16; j++) topk |= !strcmp(mods[j], "topk_softmax"), sort |= !strcmp(mods[j], "moe_sorting");
+        CHECK(topk && sort, "%s has topk_softmax and moe_sorting (%zu modules)", argv[i], nm);
+    }
+    CHECK(strcmp(aiter_aot_version_string(), "0.1.0") == 0 && aiter_aot_version_number() == AITER_AOT_VERSION_NUMBER, "version");
+    aiter_aot_status s = aiter_aot_init();
+    printf("aiter_aot_init: %s: %s\n", aiter_aot_status_string(s), aiter_aot_last_error());
+    CHECK(s == AITER_AOT_STATUS_OK || s == AITER_AOT_STATUS_NO_DEVICE || s == AITER_AOT_STATUS_GPU_RUNTIME,
+          "init gives ok, no device or no GPU runtime (%d)", s);
+    CHECK(s == AITER_AOT_STATUS_OK || aiter_aot_last_error()[0], "a failure explains itself");
+    aiter_aot_topk_softmax_args bad = {.size = sizeof bad, .experts = 8, .k = 9};
+    CHECK(aiter_aot_topk_softmax(&bad, NULL) == AITER_AOT_STATUS_INVALID_ARGUMENT, "bad args checked before any device use");
+    CHECK(aiter_aot_topk_softmax(NULL, NULL) == AITER_AOT_STATUS_INVALID_ARGUMENT, "NULL args");
+    CHECK(strcmp(aiter_aot_status_string((aiter_aot_status)99), "unknown status") == 0, "unknown status string");
+    aiter_aot_stats st = {.size = sizeof st};
+    CHECK(aiter_aot_get_stats(&st) == AITER_AOT_STATUS_OK && st.launches == 0, "stats");
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}
