@@ -12,6 +12,8 @@
  *   aot_lane()             lane within the wave
  *   aot_shfl_i32(v, src)   v of lane `src` of the same wave (every lane must take part)
  *   aot_exp2_fast(x)       2^x in fp32, hardware approximation (<= 2 ulp on both vendors)
+ *   aot_fmaxf(a, b)        fp32 max (the other operand when one is NaN)
+ *   aot_f32_from_bits(u), aot_bits_from_f32(f)   bit casts
  * Everything below is written once on top of those. */
 #ifndef AOT_DEVICE_H
 #define AOT_DEVICE_H
@@ -36,10 +38,7 @@ typedef int aot_i32;
 typedef unsigned short aot_u16;
 typedef long long aot_i64;
 
-#define AOT_INF __builtin_huge_valf()
-
-AOT_DEV float aot_f32_from_bits(aot_u32 u) { return __builtin_bit_cast(float, u); }
-AOT_DEV aot_u32 aot_bits_from_f32(float f) { return __builtin_bit_cast(aot_u32, f); }
+#define AOT_INF aot_f32_from_bits(0x7f800000u)
 
 AOT_DEV float aot_shfl_f32(float v, int src) { return aot_f32_from_bits((aot_u32)aot_shfl_i32((int)aot_bits_from_f32(v), src)); }
 AOT_DEV int aot_shfl_xor_i32(int v, int mask) { return aot_shfl_i32(v, aot_lane() ^ mask); }
@@ -76,7 +75,7 @@ AOT_DEV float aot_exp_fast(float x) { return aot_exp2_fast(x * 1.442695040888963
 /* Wave-wide reductions; every lane of the wave must call them, every lane gets the result. */
 AOT_DEV float aot_wave_max_f32(float v)
 {
-    for (int m = AOT_WAVE / 2; m > 0; m >>= 1) v = __builtin_fmaxf(v, aot_shfl_xor_f32(v, m));
+    for (int m = AOT_WAVE / 2; m > 0; m >>= 1) v = aot_fmaxf(v, aot_shfl_xor_f32(v, m));
     return v;
 }
 

@@ -42,7 +42,7 @@ AOT_DEV void topk_row(const aot_topk_kargs &a, int row)
     for (int j = 0; j < VPT; j++) {
         int e = j * AOT_WAVE + lane;
         v[j] = e < E ? load_logit(a, row, e) : -AOT_INF;
-        mx = __builtin_fmaxf(mx, v[j]);
+        mx = aot_fmaxf(mx, v[j]);
     }
     mx = aot_wave_max_f32(mx);
     float sum = 0.0f;

@@ -46,7 +46,8 @@ static void bind_once(void)
             return;
         }
         /* keep the library of the most specific failure: it was bound, the device is missing */
-        if ((order[i].may_load && better(s, B.status)) || s == AITER_AOT_STATUS_INTERPOSED)
+        int opened = g.library[0] && !B.gpu.library[0]; /* its own error says more than "not found" */
+        if ((order[i].may_load && better(s, B.status)) || opened || s == AITER_AOT_STATUS_INTERPOSED)
             B.status = s, B.diag = d, memcpy(B.gpu.library, g.library, sizeof g.library);
         if (s == AITER_AOT_STATUS_INTERPOSED) return;
     }

@@ -1,0 +1,161 @@
+"""topk_softmax and moe_sorting: aiter-aot (libaiter_aot.so through ctypes, on PyTorch tensors and
+the current stream) side by side with the PyTorch composite a user would write, in one process.
+CUDA events, median of many runs, inputs rotated among several sets so no run hits a warm cache
+of the previous one. Usage: python3 bench/bench_moe.py LIBAITER_AOT_SO OUT_DIR"""
+import json
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import aiter_aot_ctypes as A  # noqa: E402
+
+lib = A.load(sys.argv[1])
+out_dir = sys.argv[2] if len(sys.argv) > 2 else "."
+dev = torch.device("cuda")
+stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
+
+
+def bench(fn, sets, reps=200):
+    for i in range(10):
+        fn(sets[i % len(sets)])
+    torch.cuda.synchronize()
+    times = []
+    for i in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn(sets[i % len(sets)])
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e3)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def copy_bandwidth():
+    x = torch.empty(1 << 30, dtype=torch.uint8, device=dev)
+    y = torch.empty_like(x)
+    us = bench(lambda _: y.copy_(x), [0], reps=30)
+    return 2 * x.numel() / (us * 1e-6) / 1e12
+
+
+# ---- topk_softmax ----
+
+def ours_topk(s, k=8, renorm=True):
+    g, w, i, t = s
+    args = A.topk_args(g, w, i, t, k, renorm)
+    A.check(lib, lib.aiter_aot_topk_softmax(args, stream()), "topk_softmax")
+
+
+def torch_topk(s, k=8, renorm=True):
+    g = s[0]
+    w, i = torch.topk(torch.softmax(g.float(), dim=-1), k, dim=-1)
+    if renorm:
+        w = w / w.sum(-1, keepdim=True)
+    return w, i
+
+
+def topk_agrees(g, w, ids, ref_w):
+    """Weights match, and our experts carry the same probabilities as torch's (bf16 logits tie
+    often; torch.topk orders ties arbitrarily, we take the lower id)."""
+    p = torch.softmax(g.float(), -1)
+    chosen = torch.gather(p, -1, ids.long())
+    return bool(torch.allclose(w, ref_w, rtol=1e-5, atol=1e-6) and
+                torch.allclose(chosen / chosen.sum(-1, keepdim=True), ref_w, rtol=1e-5, atol=1e-6))
+
+
+def topk_sets(tokens, experts, k, n):
+    sets = []
+    for _ in range(n):
+        g = torch.randn(tokens, experts, device=dev, dtype=torch.bfloat16)
+        sets.append((g, torch.empty(tokens, k, device=dev), torch.empty(tokens, k, device=dev, dtype=torch.int32),
+                     torch.empty(tokens, k, device=dev, dtype=torch.int32)))
+    return sets
+
+
+# ---- moe_sorting ----
+
+def torch_sort(ids, w, experts, bs):
+    t, k = ids.shape
+    flat = ids.flatten().long()
+    order = torch.argsort(flat, stable=True)
+    counts = torch.bincount(flat, minlength=experts)
+    padded = (counts + bs - 1) // bs * bs
+    starts = torch.cumsum(padded, 0) - padded
+    cstarts = torch.cumsum(counts, 0) - counts
+    se = flat[order]
+    pos = starts[se] + torch.arange(flat.numel(), device=dev) - cstarts[se]
+    maxp = t * k + experts * bs - k
+    sid = torch.full((maxp,), (k << 24) | t, dtype=torch.int32, device=dev)
+    sid[pos] = ((order % k) << 24 | (order // k)).int()
+    sw = torch.zeros(maxp, device=dev)
+    sw[pos] = w.flatten()[order]
+    eids = torch.full(((maxp + bs - 1) // bs,), -1, dtype=torch.int32, device=dev)
+    blocks = torch.repeat_interleave(torch.arange(experts, device=dev, dtype=torch.int32), padded // bs)
+    eids[:blocks.numel()] = blocks
+    return sid, sw, eids
+
+
+def sort_sets(tokens, experts, k, bs, n):
+    sets = []
+    maxp = tokens * k + experts * bs - k
+    for _ in range(n):
+        ids = torch.rand(tokens, experts, device=dev).topk(k, dim=-1).indices.int().contiguous()
+        w = torch.rand(tokens, k, device=dev)
+        ws = torch.empty(lib.aiter_aot_moe_sorting_workspace_size(tokens, experts), dtype=torch.uint8, device=dev)
+        sets.append((ids.contiguous(), w, torch.empty(maxp, dtype=torch.int32, device=dev),
+                     torch.empty(maxp, device=dev), torch.empty((maxp + bs - 1) // bs, dtype=torch.int32, device=dev),
+                     torch.empty(2, dtype=torch.int32, device=dev), ws))
+    return sets
+
+
+def ours_sort(s, experts, bs):
+    ids, w, sid, sw, se, nv, ws = s
+    a = A.SortArgs(A.C.sizeof(A.SortArgs), ids.data_ptr(), w.data_ptr(), ids.shape[0], ids.shape[1], experts, bs,
+                   None, sid.data_ptr(), sw.data_ptr(), se.data_ptr(), nv.data_ptr(), None, 0, ws.data_ptr(), ws.numel())
+    A.check(lib, lib.aiter_aot_moe_sorting(a, stream()), "moe_sorting")
+
+
+def main():
+    name = torch.cuda.get_device_name()
+    bw = copy_bandwidth()
+    rows = []
+    print(f"device {name}, date {time.strftime('%Y-%m-%d')}, copy bandwidth {bw:.2f} TB/s (read+write)")
+    # correctness against the composite before timing
+    s = topk_sets(4096, 256, 8, 1)[0]
+    ours_topk(s)
+    w, i = torch_topk(s)
+    torch.cuda.synchronize()
+    assert topk_agrees(s[0], s[1], s[2], w), "topk differs from torch"
+    print("\ntopk_softmax, experts=256, k=8, bf16, renormalize")
+    print(f"{'tokens':>8} {'aiter-aot us':>13} {'torch us':>10} {'speedup':>8} {'GB/s':>8} {'% copy bw':>9}")
+    for t in [1, 16, 128, 1024, 4096, 16384, 65536, 262144]:
+        sets = topk_sets(t, 256, 8, 4 if t >= 65536 else 8)
+        o = bench(ours_topk, sets)
+        p = bench(torch_topk, sets)
+        byts = t * 256 * 2 + t * 8 * 12
+        gbs = byts / (o * 1e-6) / 1e9
+        rows.append({"op": "topk_softmax", "tokens": t, "experts": 256, "k": 8, "ours_us": o, "torch_us": p,
+                     "speedup": p / o, "GBps": gbs, "pct_copy_bw": 100 * gbs / (bw * 1e3)})
+        print(f"{t:>8} {o:>13.2f} {p:>10.2f} {p / o:>8.1f} {gbs:>8.0f} {100 * gbs / (bw * 1e3):>8.1f}%")
+    # moe_sorting correctness against the composite
+    s = sort_sets(16384, 256, 8, 32, 1)[0]
+    ours_sort(s, 256, 32)
+    sid, sw, se = torch_sort(s[0], s[1], 256, 32)
+    torch.cuda.synchronize()
+    assert torch.equal(s[2], sid) and torch.equal(s[3], sw) and torch.equal(s[4], se), "moe_sorting differs from torch"
+    print("\nmoe_sorting, experts=256, k=8, block_size=32")
+    print(f"{'tokens':>8} {'aiter-aot us':>13} {'torch us':>10} {'speedup':>8}")
+    for t in [1, 16, 128, 1024, 4096, 16384, 65536]:
+        sets = sort_sets(t, 256, 8, 32, 8)
+        o = bench(lambda x: ours_sort(x, 256, 32), sets)
+        p = bench(lambda x: torch_sort(x[0], x[1], 256, 32), sets, reps=100)
+        rows.append({"op": "moe_sorting", "tokens": t, "experts": 256, "k": 8, "ours_us": o, "torch_us": p, "speedup": p / o})
+        print(f"{t:>8} {o:>13.2f} {p:>10.2f} {p / o:>8.1f}")
+    with open(os.path.join(out_dir, "bench_moe.json"), "w") as f:
+        json.dump({"device": name, "date": time.strftime("%Y-%m-%d"), "copy_TBps": bw, "rows": rows}, f, indent=1)
+
+
+main()
