@@ -91,6 +91,41 @@ AOT_DEV int aot_wave_sum_i32(int v)
     return v;
 }
 
+/* Wave-wide unsigned max/min. A vendor header that has single-instruction reductions defines
+ * AOT_WAVE_REDUCE_U32 and its own versions (sm_80+: redux.sync); else they are shuffles. */
+#if !defined(AOT_WAVE_REDUCE_U32)
+AOT_DEV aot_u32 aot_wave_max_u32(aot_u32 v)
+{
+    for (int m = AOT_WAVE / 2; m > 0; m >>= 1) {
+        aot_u32 o = (aot_u32)aot_shfl_xor_i32((int)v, m);
+        v = o > v ? o : v;
+    }
+    return v;
+}
+
+AOT_DEV aot_u32 aot_wave_min_u32(aot_u32 v)
+{
+    for (int m = AOT_WAVE / 2; m > 0; m >>= 1) {
+        aot_u32 o = (aot_u32)aot_shfl_xor_i32((int)v, m);
+        v = o < v ? o : v;
+    }
+    return v;
+}
+#endif
+
+/* fp32 <-> an unsigned key with the same order (-0 and +0 map to one key; no NaN expected). */
+AOT_DEV aot_u32 aot_order_key(float f)
+{
+    aot_u32 u = aot_bits_from_f32(f);
+    if (u == 0x80000000u) u = 0;
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+AOT_DEV float aot_from_order_key(aot_u32 k)
+{
+    return aot_f32_from_bits((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
+}
+
 /* Inclusive prefix sum across the wave. */
 AOT_DEV int aot_wave_inclusive_scan_i32(int v)
 {

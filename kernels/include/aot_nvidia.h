@@ -18,4 +18,11 @@ AOT_DEV float aot_fmaxf(float a, float b) { return fmaxf(a, b); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { return __uint_as_float(u); }
 AOT_DEV unsigned aot_bits_from_f32(float f) { return __float_as_uint(f); }
 
+/* sm_80+ reduces a warp in one instruction (redux.sync). */
+#if __CUDA_ARCH__ >= 800
+#define AOT_WAVE_REDUCE_U32 1
+AOT_DEV unsigned aot_wave_max_u32(unsigned v) { return __reduce_max_sync(0xffffffffu, v); }
+AOT_DEV unsigned aot_wave_min_u32(unsigned v) { return __reduce_min_sync(0xffffffffu, v); }
+#endif
+
 #endif

@@ -4,8 +4,9 @@
  * 1. Lane l holds experts l, l+W, l+2W, ... (VPT of them; NaN and padding read as -inf).
  * 2. Wave max, then p = exp(x - max) and the wave sum (rows with +inf or no finite logit are
  *    special-cased so no inf-inf NaN appears).
- * 3. k rounds of a wave argmax on (logit, -expert): the winner is marked taken; lane s keeps
- *    round s's result, so the k outputs of a row are written by k lanes at once.
+ * 3. k rounds of a wave argmax (max of the order-preserving key of the logit, then min of the
+ *    expert id among the lanes holding it): the winner is marked taken; lane s keeps round s's
+ *    result, so the k outputs of a row are written by k lanes at once.
  * Variants topk_softmax_v<VPT> exist for VPT = 1..32; the runtime picks the smallest with
  * VPT * wave >= experts. */
 #include "aot_device.h"
@@ -44,7 +45,7 @@ AOT_DEV void topk_row(const aot_topk_kargs &a, int row)
         v[j] = e < E ? load_logit(a, row, e) : -AOT_INF;
         mx = aot_fmaxf(mx, v[j]);
     }
-    mx = aot_wave_max_f32(mx);
+    mx = aot_from_order_key(aot_wave_max_u32(aot_order_key(mx)));
     float sum = 0.0f;
 #pragma unroll
     for (int j = 0; j < VPT; j++) sum += numerator(v[j], mx);
@@ -62,11 +63,10 @@ AOT_DEV void topk_row(const aot_topk_kargs &a, int row)
             int e = j * AOT_WAVE + lane;
             if (e < E && !(taken >> j & 1u) && beats(v[j], e, bv, be)) bv = v[j], be = e;
         }
-        for (int m = AOT_WAVE / 2; m > 0; m >>= 1) {
-            float ov = aot_shfl_xor_f32(bv, m);
-            int oe = aot_shfl_xor_i32(be, m);
-            if (beats(ov, oe, bv, be)) bv = ov, be = oe;
-        }
+        /* wave argmax in two reductions: the largest logit, then the lowest id holding it */
+        aot_u32 key = aot_order_key(bv), best = aot_wave_max_u32(key);
+        be = (int)aot_wave_min_u32(key == best ? (aot_u32)be : 0x7fffffffu);
+        bv = aot_from_order_key(best);
         if (be % AOT_WAVE == lane) taken |= 1u << (be / AOT_WAVE);
         float w = numerator(bv, mx) * inv;
         chosen_sum += w;

@@ -6,6 +6,7 @@
  *   gpu_test --coldstart      time from main() to the first completed launch, in ms */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,46 @@ static int coldstart(double t0)
     return t.failed != 0;
 }
 
+/* 64 threads make their first call at once: each runs its own case; modules must be loaded
+ * exactly once (the runtime's own counters). */
+static harness_tally thread_tally[64];
+static pthread_barrier_t start_line;
+
+static void *first_call(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    harness_mem m = {g_alloc, g_free, g_up, g_down, g_sync, NULL};
+    topk_case c = {100 + i, 64 + 8 * i, 1 + i % 8, i & 1, (aiter_aot_dtype)(i % 3), 0, 0};
+    void *ctx;
+    int dev;
+    cu.device_get(&dev, 0), cu.retain(&ctx, dev), cu.set_current(ctx);
+    pthread_barrier_wait(&start_line);
+    harness_topk(&m, &c, 5000 + (uint64_t)i, &thread_tally[i]);
+    return NULL;
+}
+
+static int concurrent_first_calls(harness_tally *t)
+{
+    pthread_t th[64];
+    pthread_barrier_init(&start_line, NULL, 64);
+    for (int i = 0; i < 64; i++) pthread_create(&th[i], NULL, first_call, (void *)(intptr_t)i);
+    for (int i = 0; i < 64; i++) pthread_join(th[i], NULL);
+    int ok = 1;
+    for (int i = 0; i < 64; i++) ok &= thread_tally[i].passed == 1 && thread_tally[i].failed == 0;
+    aiter_aot_stats st = {.size = sizeof st};
+    aiter_aot_get_stats(&st);
+    const char *mods[16];
+    char target[96];
+    aiter_aot_device_target(target, sizeof target);
+    size_t nmod = aiter_aot_kernels("sm_90a", mods, 16);
+    ok &= st.modules_loaded == nmod && st.frames_decompressed == 1 && st.device_loads == 1;
+    printf("%-4s 64 threads' first calls at once: %llu modules loaded (bundle has %zu for sm_90a), "
+           "%llu frame decompressed, all outputs %s\n", ok ? "ok" : "FAIL", (unsigned long long)st.modules_loaded,
+           nmod, (unsigned long long)st.frames_decompressed, ok ? "correct" : "checked: see above");
+    t->passed += ok, t->failed += !ok;
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     double t0 = now_ms();
@@ -88,6 +129,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "--coldstart")) return coldstart(t0);
     harness_mem m = {g_alloc, g_free, g_up, g_down, g_sync, NULL};
     harness_tally t = {0, 0, verbose};
+    concurrent_first_calls(&t); /* first: no call may have loaded anything yet */
     static const int tokens[] = {1, 7, 128, 4096, 16384}, experts[] = {8, 64, 128, 160, 256, 384, 512};
     static const int ks[] = {1, 2, 6, 8}, bss[] = {16, 32, 64, 128};
     uint64_t seed = 77;

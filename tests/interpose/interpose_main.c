@@ -38,13 +38,20 @@ int main(int argc, char **argv)
     const char *lib = aiter_aot_gpu_library();
     char real[PATH_MAX] = "", bound[PATH_MAX] = "";
     if (!realpath(argv[3], real) || !realpath(lib, bound)) bound[0] = 0;
+    /* an op with valid arguments: reaches device selection (host buffers, never launched) */
+    static float buf[64];
+    aiter_aot_topk_softmax_args a = {.size = sizeof a, .gating = buf, .gating_dtype = AITER_AOT_DTYPE_F32,
+                                     .gating_row_stride = 8, .tokens = 1, .experts = 8, .k = 2,
+                                     .topk_weights = buf + 16, .topk_ids = (int32_t *)(buf + 32)};
+    aiter_aot_status s3 = aiter_aot_topk_softmax(&a, NULL);
+    printf("op: %s (%s)\n", aiter_aot_status_string(s3), aiter_aot_last_error());
     int calls = stub_calls(stub);
     printf("mode %s%s: init %s (%s); device target: %s (%s); bound %s; stub calls %d\n", mode,
            global ? " +AITER_AOT_GLOBAL_SYMBOLS=1" : "", aiter_aot_status_string(s1), aiter_aot_last_error(),
            aiter_aot_status_string(s2), target, lib, calls);
     int ok;
     if (global && strcmp(mode, "none") != 0) ok = calls > 0;
-    else ok = calls == 0 && strcmp(real, bound) == 0 && s1 == AITER_AOT_STATUS_NO_DEVICE;
+    else ok = calls == 0 && strcmp(real, bound) == 0 && s1 == AITER_AOT_STATUS_NO_DEVICE && s3 == AITER_AOT_STATUS_NO_DEVICE;
     printf("%d passed, %d failed\n", ok, !ok);
     return !ok;
 }
