@@ -189,8 +189,17 @@ static aiter_aot_status check_frames(const aot_bundle *b, aot_diag *d)
         if (f.offset < b->meta_end || f.offset > b->size || f.csize > b->size - f.offset)
             return CORRUPT("frame %u lies outside the payload", i);
         if (f.usize > AOT_MAX_FRAME_USIZE) return CORRUPT("frame %u: size over 1 GiB", i);
-        if ((f.flags & ~AOT_FRAME_FLAG_DICT) || ((f.flags & AOT_FRAME_FLAG_DICT) && !b->dict_size))
+        uint32_t low = f.flags & 0xffffu;
+        if ((low & ~(AOT_FRAME_FLAG_DICT | AOT_FRAME_FLAG_PREFIX)) || ((low & AOT_FRAME_FLAG_DICT) && !b->dict_size) ||
+            ((low & AOT_FRAME_FLAG_DICT) && (low & AOT_FRAME_FLAG_PREFIX)) ||
+            (!(low & AOT_FRAME_FLAG_PREFIX) && AOT_FRAME_BASE(f.flags)))
             return CORRUPT("frame %u: bad flags 0x%x", i, f.flags);
+        if (low & AOT_FRAME_FLAG_PREFIX) {
+            /* the base comes earlier and is not itself chained: decoding needs at most two frames */
+            uint32_t base = AOT_FRAME_BASE(f.flags);
+            if (base >= i || (aot_bundle_frame(b, base).flags & AOT_FRAME_FLAG_PREFIX))
+                return CORRUPT("frame %u: prefix frame %u is not an earlier, unchained frame", i, base);
+        }
         if (!string_ok(b, f.target)) return CORRUPT("frame %u: bad target string", i);
     }
     return AITER_AOT_STATUS_OK;
@@ -262,25 +271,25 @@ aiter_aot_status aot_bundle_find(aot_bundle *b, const void *data, size_t size, a
     return s;
 }
 
-static aiter_aot_status decompress_with_dict(const aot_bundle *b, aot_frame_rec f,
-                                             unsigned char *dst, size_t *got)
+/* Decompresses frame f into dst; `prefix` is the base frame's bytes for a chained frame. */
+static aiter_aot_status decompress_into(const aot_bundle *b, aot_frame_rec f, const unsigned char *prefix,
+                                        size_t prefix_size, unsigned char *dst, size_t *got)
 {
     ZSTD_DCtx *dctx = ZSTD_createDCtx();
     if (dctx == NULL) return AITER_AOT_STATUS_OUT_OF_MEMORY;
-    const void *dict = (f.flags & AOT_FRAME_FLAG_DICT) ? b->base + b->dict_off : NULL;
-    size_t dict_size = dict ? b->dict_size : 0;
-    size_t r = ZSTD_decompress_usingDict(dctx, dst, (size_t)f.usize, b->base + f.offset,
-                                         (size_t)f.csize, dict, dict_size);
+    size_t r = 0;
+    if (f.flags & AOT_FRAME_FLAG_DICT) r = ZSTD_DCtx_loadDictionary(dctx, b->base + b->dict_off, b->dict_size);
+    if (prefix && !ZSTD_isError(r)) r = ZSTD_DCtx_refPrefix(dctx, prefix, prefix_size);
+    if (!ZSTD_isError(r))
+        r = ZSTD_decompressDCtx(dctx, dst, (size_t)f.usize, b->base + f.offset, (size_t)f.csize);
     ZSTD_freeDCtx(dctx);
     *got = r;
     return ZSTD_isError(r) ? AITER_AOT_STATUS_CORRUPT_BUNDLE : AITER_AOT_STATUS_OK;
 }
 
-aiter_aot_status aot_bundle_decompress_frame(const aot_bundle *b, uint32_t i, unsigned char **out,
-                                             aot_diag *d)
+static aiter_aot_status decompress_one(const aot_bundle *b, uint32_t i, const unsigned char *prefix,
+                                       size_t prefix_size, unsigned char **out, aot_diag *d)
 {
-    *out = NULL;
-    if (i >= b->frames) return CORRUPT("frame %u does not exist", i);
     aot_frame_rec f = aot_bundle_frame(b, i);
     unsigned long long content = ZSTD_getFrameContentSize(b->base + f.offset, (size_t)f.csize);
     if (content != f.usize)
@@ -291,7 +300,7 @@ aiter_aot_status aot_bundle_decompress_frame(const aot_bundle *b, uint32_t i, un
         return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "frame %u: cannot allocate %llu bytes",
                         i, (unsigned long long)f.usize);
     size_t got = 0;
-    aiter_aot_status s = decompress_with_dict(b, f, dst, &got);
+    aiter_aot_status s = decompress_into(b, f, prefix, prefix_size, dst, &got);
     if (s == AITER_AOT_STATUS_OK && got != f.usize) s = AITER_AOT_STATUS_CORRUPT_BUNDLE;
     if (s != AITER_AOT_STATUS_OK) {
         free(dst);
@@ -301,6 +310,21 @@ aiter_aot_status aot_bundle_decompress_frame(const aot_bundle *b, uint32_t i, un
     }
     *out = dst;
     return AITER_AOT_STATUS_OK;
+}
+
+aiter_aot_status aot_bundle_decompress_frame(const aot_bundle *b, uint32_t i, unsigned char **out,
+                                             aot_diag *d)
+{
+    *out = NULL;
+    if (i >= b->frames) return CORRUPT("frame %u does not exist", i);
+    aot_frame_rec f = aot_bundle_frame(b, i);
+    if (!(f.flags & AOT_FRAME_FLAG_PREFIX)) return decompress_one(b, i, NULL, 0, out, d);
+    uint32_t base = AOT_FRAME_BASE(f.flags);
+    unsigned char *prefix;
+    AOT_FORWARD(decompress_one(b, base, NULL, 0, &prefix, d));
+    aiter_aot_status s = decompress_one(b, i, prefix, (size_t)aot_bundle_frame(b, base).usize, out, d);
+    free(prefix);
+    return s;
 }
 
 aiter_aot_status aot_bundle_check_entry(const aot_bundle *b, uint32_t i,

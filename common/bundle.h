@@ -36,7 +36,8 @@ aot_frame_rec aot_bundle_frame(const aot_bundle *b, uint32_t i);
 const char *aot_bundle_string(const aot_bundle *b, uint32_t offset); /* validated by open */
 
 /* Decompresses frame `i` into a new malloc'ed buffer of exactly usize bytes (*out, free()
- * it). @return OK, OUT_OF_MEMORY, or CORRUPT_BUNDLE when zstd fails or the size differs. */
+ * it); a chained frame decompresses its base frame first, as its prefix.
+ * @return OK, OUT_OF_MEMORY, or CORRUPT_BUNDLE when zstd fails or the size differs. */
 aiter_aot_status aot_bundle_decompress_frame(const aot_bundle *b, uint32_t i, unsigned char **out,
                                              aot_diag *d);
 

@@ -21,6 +21,8 @@
 #define AOT_MAX_COUNT 65536u               /* per table */
 #define AOT_MAX_FRAME_USIZE (1ull << 30)   /* 1 GiB decompressed per frame */
 #define AOT_FRAME_FLAG_DICT 0x1u
+#define AOT_FRAME_FLAG_PREFIX 0x2u        /* bits 16..31: base frame, whose bytes are the prefix */
+#define AOT_FRAME_BASE(flags) ((flags) >> 16)
 #define AOT_KERNEL_FLAG_DYNAMIC_STACK 0x1u
 
 typedef enum { AOT_KIND_AMDGPU = 1, AOT_KIND_CUBIN = 2 } aot_kind;

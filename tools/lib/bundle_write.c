@@ -51,6 +51,8 @@ typedef struct {
     size_t usize;
     unsigned char *z;      /* compressed */
     size_t csize;
+    const char *target;
+    int base;              /* frame whose bytes were the zstd prefix, or -1 */
 } frame_build;
 
 static aiter_aot_status build_blobs(aot_pack_item *items, size_t n, frame_build *fr, size_t *nf,
@@ -64,7 +66,7 @@ static aiter_aot_status build_blobs(aot_pack_item *items, size_t n, frame_build 
             total += pad8(items[j].size);
             j++;
         }
-        fr[f] = (frame_build){i, j - i, calloc(total ? total : 1, 1), total, NULL, 0};
+        fr[f] = (frame_build){i, j - i, calloc(total ? total : 1, 1), total, NULL, 0, items[i].co.target, -1};
         if (fr[f].blob == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
         for (size_t k = i; k < j; k++) memcpy(fr[f].blob + offsets[k], items[k].bytes, items[k].size);
         i = j;
@@ -80,6 +82,34 @@ static unsigned window_log(size_t usize)
     return w;
 }
 
+/* One zstd frame of `src`, with an optional dictionary or raw prefix. @return its size, 0 on error. */
+static size_t compress_one(ZSTD_CCtx *cctx, int level, const unsigned char *src, size_t n, const void *dict,
+                           size_t dict_size, const unsigned char *prefix, size_t prefix_size, unsigned char **out)
+{
+    ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_enableLongDistanceMatching, 1);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, (int)window_log(n + prefix_size));
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0);
+    if (dict) ZSTD_CCtx_loadDictionary(cctx, dict, dict_size);
+    if (prefix) ZSTD_CCtx_refPrefix(cctx, prefix, prefix_size);
+    size_t cap = ZSTD_compressBound(n);
+    *out = malloc(cap);
+    size_t r = *out ? ZSTD_compress2(cctx, *out, cap, src, n) : 0;
+    if (*out == NULL || ZSTD_isError(r)) return free(*out), *out = NULL, 0;
+    return r;
+}
+
+/* Same vendor (the triple before "--"), so their code objects look alike. */
+static int same_vendor(const char *a, const char *b)
+{
+    size_t n = strcspn(a, "-");
+    return strncmp(a, b, n) == 0 && b[n] == '-';
+}
+
+/* Compresses every frame; a frame whose vendor matches an earlier unchained frame is also
+ * tried with that frame's bytes as prefix (gfx950 after gfx942), and the smaller kept. */
 static aiter_aot_status compress_frames(frame_build *fr, size_t nf, int level, const void *dict,
                                         size_t dict_size, size_t *total, aot_diag *d)
 {
@@ -87,24 +117,22 @@ static aiter_aot_status compress_frames(frame_build *fr, size_t nf, int level, c
     if (cctx == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
     *total = 0;
     for (size_t f = 0; f < nf; f++) {
-        ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_enableLongDistanceMatching, 1);
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, (int)window_log(fr[f].usize));
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0);
-        if (dict) ZSTD_CCtx_loadDictionary(cctx, dict, dict_size);
-        size_t cap = ZSTD_compressBound(fr[f].usize);
         free(fr[f].z);
-        fr[f].z = malloc(cap);
-        size_t r = fr[f].z ? ZSTD_compress2(cctx, fr[f].z, cap, fr[f].blob, fr[f].usize) : 0;
-        if (fr[f].z == NULL || ZSTD_isError(r)) {
-            ZSTD_freeCCtx(cctx);
-            return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "compression failed: %s",
-                            fr[f].z ? ZSTD_getErrorName(r) : "out of memory");
+        fr[f].base = -1;
+        fr[f].csize = compress_one(cctx, level, fr[f].blob, fr[f].usize, dict, dict_size, NULL, 0, &fr[f].z);
+        for (size_t b = 0; b < f && fr[f].z; b++) {
+            if (fr[b].base >= 0 || !same_vendor(fr[b].target, fr[f].target)) continue;
+            unsigned char *z;
+            size_t n = compress_one(cctx, level, fr[f].blob, fr[f].usize, NULL, 0, fr[b].blob, fr[b].usize, &z);
+            if (n && n < fr[f].csize) free(fr[f].z), fr[f].z = z, fr[f].csize = n, fr[f].base = (int)b;
+            else free(z);
+            break;
         }
-        fr[f].csize = r;
-        *total += pad8(r);
+        if (fr[f].z == NULL) {
+            ZSTD_freeCCtx(cctx);
+            return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "compression failed");
+        }
+        *total += pad8(fr[f].csize);
     }
     ZSTD_freeCCtx(cctx);
     return AITER_AOT_STATUS_OK;
@@ -230,7 +258,9 @@ static aiter_aot_status emit(pack_state *s, aot_pack_item *items, size_t n, size
     write_tables(s, items, b);
     size_t at = h->meta_end;
     for (size_t f = 0; f < s->nf; f++) {
-        aot_frame_rec fr = {at, s->fr[f].csize, s->fr[f].usize, h->dict_size ? AOT_FRAME_FLAG_DICT : 0,
+        uint32_t flags = s->fr[f].base >= 0 ? AOT_FRAME_FLAG_PREFIX | (uint32_t)s->fr[f].base << 16
+                         : h->dict_size ? AOT_FRAME_FLAG_DICT : 0;
+        aot_frame_rec fr = {at, s->fr[f].csize, s->fr[f].usize, flags,
                             strtab_add(&s->st, items[s->fr[f].first].co.target)};
         aot_encode_frame(b + h->frames_off + f * AOT_FRAME_SIZE, &fr);
         memcpy(b + at, s->fr[f].z, s->fr[f].csize);
