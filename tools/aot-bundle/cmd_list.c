@@ -1,5 +1,7 @@
 /* cmd_list.c : list and verify. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,7 +180,16 @@ int cmd_verify(int argc, char **argv)
     for (uint32_t f = 0; f < b.frames; f++) {
         unsigned char *bytes;
         aot_diag d = {""};
-        if (aot_bundle_decompress_frame(&b, f, &bytes, &d)) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        aiter_aot_status ds = aot_bundle_decompress_frame(&b, f, &bytes, &d);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (ds == AITER_AOT_STATUS_OK)
+            printf("frame %u (%s): %llu bytes decompressed in %.3f ms\n", f,
+                   aot_bundle_string(&b, aot_bundle_frame(&b, f).target),
+                   (unsigned long long)aot_bundle_frame(&b, f).usize,
+                   (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+        if (ds) {
             cli_error(0, "%s: %s", path, d.msg);
             rc = rc ? rc : EXIT_FRAME;
             continue;
