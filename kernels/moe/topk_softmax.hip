@@ -7,6 +7,8 @@
  * 3. k rounds of a wave argmax (max of the order-preserving key of the logit, then min of the
  *    expert id among the lanes holding it): the winner is marked taken; lane s keeps round s's
  *    result, so the k outputs of a row are written by k lanes at once.
+ * fp16/bf16 logits take a shorter path: logit and expert id packed in one 32-bit key, so each
+ * round is a local max, one wave max and a clear (topk_row_packed).
  * Variants topk_softmax_v<VPT> exist for VPT = 1..32; the runtime picks the smallest with
  * VPT * wave >= experts. */
 #include "aot_device.h"
@@ -28,6 +30,17 @@ AOT_DEV float numerator(float x, float mx)
     if (mx == AOT_INF) return x == AOT_INF ? 1.0f : 0.0f;
     if (mx == -AOT_INF) return 0.0f;
     return aot_exp_fast(x - mx);
+}
+
+/* Lane s < k writes round s's result. */
+AOT_DEV void write_row(const aot_topk_kargs &a, int row, int lane, float w, int id, float chosen_sum)
+{
+    if (lane >= a.k) return;
+    if (a.renormalize && chosen_sum > 0.0f) w /= chosen_sum;
+    aot_i64 o = (aot_i64)row * a.k + lane;
+    a.weights[o] = w;
+    a.ids[o] = id;
+    if (a.token_expert_indices) a.token_expert_indices[o] = lane * a.tokens + row;
 }
 
 /* Does candidate (v, e) beat (bv, be)? Larger logit wins; equal logits: lower expert id. */
@@ -72,20 +85,77 @@ AOT_DEV void topk_row(const aot_topk_kargs &a, int row)
         chosen_sum += w;
         if (lane == s) my_w = w, my_id = be;
     }
-    if (lane < a.k) {
-        if (a.renormalize && chosen_sum > 0.0f) my_w /= chosen_sum;
-        aot_i64 o = (aot_i64)row * a.k + lane;
-        a.weights[o] = my_w;
-        a.ids[o] = my_id;
-        if (a.token_expert_indices) a.token_expert_indices[o] = lane * a.tokens + row;
+    write_row(a, row, lane, my_w, my_id, chosen_sum);
+}
+
+/* ---- 16-bit logits: value and expert id packed in one 32-bit key ----
+ * key = order16(logit) << 16 | (0xffff - expert): one unsigned max gives the largest logit and,
+ * among equal logits, the lowest expert; a taken or padding entry has key 0. order16 maps fp16
+ * or bf16 bits to an unsigned of the same order (NaN as -inf, -0 as +0). */
+AOT_DEV aot_u32 order16(aot_u32 h, int bf16)
+{
+    aot_u32 ninf = bf16 ? 0xff80u : 0xfc00u, exp_mask = bf16 ? 0x7f80u : 0x7c00u;
+    aot_u32 man_mask = bf16 ? 0x007fu : 0x03ffu;
+    if ((h & exp_mask) == exp_mask && (h & man_mask)) h = ninf; /* NaN */
+    if (h == 0x8000u) h = 0;
+    return (h & 0x8000u) ? (~h & 0xffffu) : (h | 0x8000u);
+}
+
+AOT_DEV float key_logit(aot_u32 key, int bf16)
+{
+    aot_u32 o = key >> 16, h = (o & 0x8000u) ? (o & 0x7fffu) : (~o & 0xffffu);
+    return bf16 ? aot_bf16_to_f32((aot_u16)h) : aot_f16_to_f32((aot_u16)h);
+}
+
+template <int VPT>
+AOT_DEV aot_u32 local_max(const aot_u32 (&key)[VPT])
+{
+    aot_u32 m = 0;
+#pragma unroll
+    for (int j = 0; j < VPT; j++) m = key[j] > m ? key[j] : m;
+    return m;
+}
+
+template <int VPT>
+AOT_DEV void topk_row_packed(const aot_topk_kargs &a, int row)
+{
+    const int lane = aot_lane(), E = a.experts, bf16 = a.dtype == AOT_GATING_BF16;
+    const aot_u16 *g = (const aot_u16 *)a.gating + (aot_i64)row * a.row_stride;
+    aot_u32 key[VPT];
+    float v[VPT];
+#pragma unroll
+    for (int j = 0; j < VPT; j++) {
+        int e = j * AOT_WAVE + lane;
+        key[j] = e < E ? order16(g[e], bf16) << 16 | (0xffffu - (aot_u32)e) : 0u;
+        v[j] = key_logit(key[j] | 0xffffu, bf16); /* the logit as the kernel ranks it */
     }
+    aot_u32 best = aot_wave_max_u32(local_max(key));
+    const float mx = key_logit(best, bf16);
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < VPT; j++) sum += j * AOT_WAVE + lane < E ? numerator(v[j], mx) : 0.0f;
+    sum = aot_wave_sum_f32(sum);
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    float my_w = 0.0f, chosen_sum = 0.0f;
+    int my_id = 0;
+    for (int s = 0; s < a.k; s++) {
+        if (s > 0) best = aot_wave_max_u32(local_max(key));
+#pragma unroll
+        for (int j = 0; j < VPT; j++) key[j] = key[j] == best ? 0u : key[j];
+        float w = numerator(key_logit(best, bf16), mx) * inv;
+        chosen_sum += w;
+        if (lane == s) my_w = w, my_id = (int)(0xffffu - (best & 0xffffu));
+    }
+    write_row(a, row, lane, my_w, my_id, chosen_sum);
 }
 
 template <int VPT>
 AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
 {
     int row = aot_block_x() * (AOT_TOPK_BLOCK / AOT_WAVE) + aot_thread_x() / AOT_WAVE;
-    if (row < a.tokens) topk_row<VPT>(a, row); /* whole waves leave together */
+    if (row >= a.tokens) return; /* whole waves leave together */
+    if (a.dtype == AOT_GATING_F32) topk_row<VPT>(a, row);
+    else topk_row_packed<VPT>(a, row);
 }
 
 #define TOPK_VARIANT(vpt)                                                                      \
