@@ -166,8 +166,10 @@ static aiter_aot_status read_header(aot_bundle *b, const unsigned char *p, size_
     return AITER_AOT_STATUS_OK;
 }
 
-static void place_tables(aot_bundle *b)
+void aot_bundle_place_tables(aot_bundle *b)
 {
+    b->meta_end = aot_bundle_meta_end(b->entries, b->kernels, b->args, b->frames, b->strings_size,
+                                      b->dict_size);
     b->entries_off = AOT_HEADER_SIZE;
     b->kernels_off = b->entries_off + (size_t)b->entries * AOT_ENTRY_SIZE;
     b->args_off = b->kernels_off + (size_t)b->kernels * AOT_KERNEL_SIZE;
@@ -248,7 +250,7 @@ aiter_aot_status aot_bundle_open(aot_bundle *b, const void *data, size_t size, a
     const unsigned char *p = data;
     AOT_FORWARD(read_header(b, p, size, d));
     b->base = p;
-    place_tables(b);
+    aot_bundle_place_tables(b);
     uint64_t h = aot_bundle_meta_hash(p, b->meta_end);
     if (h != b->meta_hash) return CORRUPT("header/index hash mismatch (bundle is corrupt)");
     if (p[b->strings_off] != 0) return CORRUPT("string table does not start with \"\"");

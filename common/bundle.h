@@ -56,6 +56,10 @@ void aot_encode_frame(unsigned char *p, const aot_frame_rec *r);
 size_t aot_bundle_meta_end(uint32_t entries, uint32_t kernels, uint32_t args, uint32_t frames,
                            uint32_t strings_size, uint32_t dict_size);
 
+/* Sets the table offsets and meta_end from the counts and sizes in b (the layout of
+ * docs/bundle-format.md, in one place). */
+void aot_bundle_place_tables(aot_bundle *b);
+
 /* XXH64 of [0, meta_end) with the hash field taken as zero. */
 uint64_t aot_bundle_meta_hash(const unsigned char *base, size_t meta_end);
 

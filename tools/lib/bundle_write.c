@@ -244,14 +244,7 @@ static aiter_aot_status emit(pack_state *s, aot_pack_item *items, size_t n, size
     h->frames = (uint32_t)s->nf;
     h->strings_size = (uint32_t)s->st.len;
     h->flags = h->dict_size ? AOT_BUNDLE_FLAG_DICT : 0;
-    h->meta_end = aot_bundle_meta_end(h->entries, h->kernels, h->args, h->frames, h->strings_size,
-                                      h->dict_size);
-    h->entries_off = AOT_HEADER_SIZE;
-    h->kernels_off = h->entries_off + (size_t)h->entries * AOT_ENTRY_SIZE;
-    h->args_off = h->kernels_off + (size_t)h->kernels * AOT_KERNEL_SIZE;
-    h->frames_off = h->args_off + (size_t)h->args * AOT_ARG_SIZE;
-    h->strings_off = h->frames_off + (size_t)h->frames * AOT_FRAME_SIZE;
-    h->dict_off = h->strings_off + pad8(h->strings_size);
+    aot_bundle_place_tables(h);
     h->size = h->meta_end + payload;
     unsigned char *b = calloc(h->size, 1);
     if (b == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
