@@ -4,7 +4,8 @@
 #   device run: sh tests/gpu/run-on-device.sh build    (carry: build/tests, build/lib)
 # Writes logs under $OUT when it is set.
 set -u
-b=${1:-build}
+b=$(cd "${1:-build}" && pwd)
+cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/aiter-aot-gpu}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
