@@ -40,12 +40,6 @@ typedef long long aot_i64;
 
 #define AOT_INF aot_f32_from_bits(0x7f800000u)
 
-/* 16 bytes in one load; p must be 16-byte aligned. */
-typedef struct __attribute__((aligned(16))) {
-    aot_u32 w[4];
-} aot_u32x4;
-AOT_DEV aot_u32x4 aot_load16(const void *p) { return *(const aot_u32x4 *)p; }
-
 AOT_DEV float aot_shfl_f32(float v, int src) { return aot_f32_from_bits((aot_u32)aot_shfl_i32((int)aot_bits_from_f32(v), src)); }
 AOT_DEV int aot_shfl_xor_i32(int v, int mask) { return aot_shfl_i32(v, aot_lane() ^ mask); }
 AOT_DEV float aot_shfl_xor_f32(float v, int mask) { return aot_shfl_f32(v, aot_lane() ^ mask); }

@@ -21,8 +21,7 @@ typedef struct {
     int32_t *token_expert_indices; /* may be NULL */
     int64_t row_stride;            /* elements */
     int32_t tokens, experts, k, renormalize;
-    int32_t dtype;
-    int32_t vector_rows; /* 1: 16-bit rows are 16-byte aligned and experts % 8 == 0 (16-byte loads) */
+    int32_t dtype, reserved;
 } aot_topk_kargs;
 
 typedef struct {

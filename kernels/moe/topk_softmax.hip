@@ -123,37 +123,17 @@ AOT_DEV void topk_row_packed(const aot_topk_kargs &a, int row)
     const aot_u16 *g = (const aot_u16 *)a.gating + (aot_i64)row * a.row_stride;
     aot_u32 key[VPT];
     float v[VPT];
-    aot_u16 h[VPT];
-    /* Which expert a slot holds does not matter to the result (ties compare expert ids), so
-     * aligned rows take 8 consecutive experts per 16-byte load; others interleave lanes. */
-    const int vec = VPT >= 8 && a.vector_rows;
-    if (vec) {
-#pragma unroll
-        for (int j0 = 0; j0 < VPT; j0 += 8) {
-            int e0 = (lane * VPT + j0);
-            aot_u32x4 q = {{0, 0, 0, 0}};
-            if (e0 < E) q = aot_load16(g + e0);
-#pragma unroll
-            for (int t = 0; t < 8; t++) h[j0 + t] = (aot_u16)(q.w[t / 2] >> (16 * (t & 1)));
-        }
-    } else {
-#pragma unroll
-        for (int j = 0; j < VPT; j++) {
-            int e = j * AOT_WAVE + lane;
-            h[j] = e < E ? g[e] : 0;
-        }
-    }
 #pragma unroll
     for (int j = 0; j < VPT; j++) {
-        int e = vec ? lane * VPT + j : j * AOT_WAVE + lane;
-        key[j] = e < E ? order16(h[j], bf16) << 16 | (0xffffu - (aot_u32)e) : 0u;
+        int e = j * AOT_WAVE + lane;
+        key[j] = e < E ? order16(g[e], bf16) << 16 | (0xffffu - (aot_u32)e) : 0u;
         v[j] = key_logit(key[j] | 0xffffu, bf16); /* the logit as the kernel ranks it */
     }
     aot_u32 best = aot_wave_max_u32(local_max(key));
     const float mx = key_logit(best, bf16);
     float sum = 0.0f;
 #pragma unroll
-    for (int j = 0; j < VPT; j++) sum += key[j] ? numerator(v[j], mx) : 0.0f; /* key 0: padding */
+    for (int j = 0; j < VPT; j++) sum += j * AOT_WAVE + lane < E ? numerator(v[j], mx) : 0.0f;
     sum = aot_wave_sum_f32(sum);
     const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
     float my_w = 0.0f, chosen_sum = 0.0f;

@@ -62,12 +62,9 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
     char name[32];
     memcpy(name, "topk_softmax_v", 14);
     snprintf(name + 14, sizeof name - 14, "%u", vpt);
-    size_t esize = a.gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 2;
-    int vector_rows = esize == 2 && a.experts % 8 == 0 && !misaligned(a.gating, 16) &&
-                      (a.gating_row_stride * 2) % 16 == 0;
     aot_topk_kargs k = {a.gating, a.topk_weights, a.topk_ids, a.token_expert_indices,
                         a.gating_row_stride, a.tokens, a.experts, a.k, a.renormalize != 0,
-                        (int32_t)a.gating_dtype, vector_rows};
+                        (int32_t)a.gating_dtype, 0};
     unsigned rows_per_block = AOT_TOPK_BLOCK / wave;
     unsigned grid = (unsigned)((a.tokens + rows_per_block - 1) / rows_per_block);
     s = launch(name, &k, sizeof k, grid, AOT_TOPK_BLOCK, stream, &d);
