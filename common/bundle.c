@@ -6,7 +6,6 @@
 #include <stdlib.h> /* malloc, free */
 #include <string.h> /* memcmp, memchr, memset */
 
-#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameContentSize is stable; DDict for dictionaries */
 #include <zstd.h>
 
 #include "hash.h"
@@ -30,7 +29,7 @@ size_t aot_bundle_meta_end(uint32_t entries, uint32_t kernels, uint32_t args, ui
 
 uint64_t aot_bundle_meta_hash(const unsigned char *base, size_t meta_end)
 {
-    /* Hash in three pieces so the stored hash field reads as zero without copying. */
+    /* XXH64 here is one-shot, so hash a copy whose hash field is zero. */
     static const unsigned char zero[8];
     unsigned char *tmp = malloc(meta_end);
     if (tmp == NULL) return 0;
@@ -156,8 +155,7 @@ static aiter_aot_status read_header(aot_bundle *b, const unsigned char *p, size_
     if (((b->flags & AOT_BUNDLE_FLAG_DICT) != 0) != (b->dict_size != 0))
         return CORRUPT("dictionary flag and size disagree");
     uint64_t total = get64(p + AOT_H_TOTAL);
-    b->meta_end = aot_bundle_meta_end(b->entries, b->kernels, b->args, b->frames, b->strings_size,
-                                      b->dict_size);
+    aot_bundle_place_tables(b);
     if (total > size) return CORRUPT("truncated: header says %llu bytes, have %zu",
                                      (unsigned long long)total, size);
     if (b->meta_end > total) return CORRUPT("index runs past the end of the bundle");
@@ -250,7 +248,6 @@ aiter_aot_status aot_bundle_open(aot_bundle *b, const void *data, size_t size, a
     const unsigned char *p = data;
     AOT_FORWARD(read_header(b, p, size, d));
     b->base = p;
-    aot_bundle_place_tables(b);
     uint64_t h = aot_bundle_meta_hash(p, b->meta_end);
     if (h != b->meta_hash) return CORRUPT("header/index hash mismatch (bundle is corrupt)");
     if (p[b->strings_off] != 0) return CORRUPT("string table does not start with \"\"");

@@ -115,7 +115,7 @@ static void make_routing(const sort_case *c, ref_rng *r, int32_t *ids, float *w,
     for (int e = 0; mask && e < c->experts; e++) mask[e] = ref_uniform(r) < 0.6;
 }
 
-static int sort_compare(const sort_case *c, const ref_sorted *ref, const int32_t *ids, const float *w,
+static int sort_compare(const ref_sorted *ref, const int32_t *ids, const float *w,
                         const int32_t *eids, const int32_t *nv, size_t maxp, size_t maxb, char *why, size_t cap)
 {
     if (nv[0] != ref->num_valid[0] || nv[1] != ref->num_valid[1])
@@ -126,7 +126,6 @@ static int sort_compare(const sort_case *c, const ref_sorted *ref, const int32_t
     }
     for (size_t b = 0; b < maxb; b++)
         if (eids[b] != ref->expert_ids[b]) return snprintf(why, cap, "sorted_expert_ids[%zu] = %d, want %d", b, eids[b], ref->expert_ids[b]), 0;
-    (void)c;
     return 1;
 }
 
@@ -170,7 +169,7 @@ void harness_sort(const harness_mem *m, const sort_case *c, uint64_t seed, harne
     if (s != AITER_AOT_STATUS_OK) snprintf(why, sizeof why, "status %d: %s", s, aiter_aot_last_error()), ok = 0;
     else ok = m->sync() == 0 && m->download(g_ids, o_ids, maxp * 4) == 0 && m->download(g_w, o_w, maxp * 4) == 0 &&
               m->download(g_e, o_e, maxb * 4) == 0 && m->download(g_nv, o_nv, 8) == 0;
-    if (ok) ok = sort_compare(c, &ref, g_ids, g_w, g_e, g_nv, maxp, maxb, why, sizeof why);
+    if (ok) ok = sort_compare(&ref, g_ids, g_w, g_e, g_nv, maxp, maxb, why, sizeof why);
     if (ok && d_buf) ok = check_zero(m, d_buf, c->moe_buf_bytes, why, sizeof why);
     report(t, ok, what, why);
     m->release(d_ids), m->release(d_w), m->release(d_mask), m->release(o_ids), m->release(o_w);
