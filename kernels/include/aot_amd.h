@@ -35,4 +35,53 @@ AOT_DEV float aot_fmaxf(float a, float b) { return __builtin_fmaxf(a, b); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { return __builtin_bit_cast(float, u); }
 AOT_DEV unsigned aot_bits_from_f32(float f) { return __builtin_bit_cast(unsigned, f); }
 
+/* ---- matrix fragments: MFMA (layouts in aot_mfma.h) ---- */
+#define AOT_MMA_MFMA 1
+#if defined(__gfx950__)
+#define AOT_MMA_MFMA_GFX950 1 /* the double-K shapes 32x32x16 and 16x16x32 */
+#endif
+#include "aot_mfma.h"
+
+typedef float aot_amd_f32x4 __attribute__((ext_vector_type(4)));
+typedef float aot_amd_f32x16 __attribute__((ext_vector_type(16)));
+typedef short aot_amd_s16x4 __attribute__((ext_vector_type(4)));
+typedef _Float16 aot_amd_h16x4 __attribute__((ext_vector_type(4)));
+#if defined(AOT_MMA_MFMA_GFX950)
+typedef __bf16 aot_amd_b16x8 __attribute__((ext_vector_type(8)));
+typedef _Float16 aot_amd_h16x8 __attribute__((ext_vector_type(8)));
+#endif
+
+/* The builtins take 16-bit elements as vectors of their own type: same bits, reinterpreted. */
+template <class V, int N>
+AOT_DEV V aot_amd_vec16(const unsigned short (&x)[N])
+{
+    typedef short S __attribute__((ext_vector_type(N)));
+    S s;
+#pragma unroll
+    for (int i = 0; i < N; i++) s[i] = (short)x[i];
+    return __builtin_bit_cast(V, s);
+}
+
+/* One overload per (shape, input type): c += a * b for the whole wave. */
+#define AOT_AMD_MFMA(fn, shape, builtin, in_t, acc_t)                                          \
+    AOT_DEV void fn(shape, float (&c)[shape::C], const unsigned short (&a)[shape::A],          \
+                    const unsigned short (&b)[shape::B])                                       \
+    {                                                                                          \
+        acc_t acc;                                                                             \
+        _Pragma("unroll") for (int i = 0; i < shape::C; i++) acc[i] = c[i];                    \
+        acc = builtin(aot_amd_vec16<in_t>(a), aot_amd_vec16<in_t>(b), acc, 0, 0, 0);           \
+        _Pragma("unroll") for (int i = 0; i < shape::C; i++) c[i] = acc[i];                    \
+    }
+AOT_AMD_MFMA(aot_mma_bf16, aot_mfma_32x32x8, __builtin_amdgcn_mfma_f32_32x32x8bf16_1k, aot_amd_s16x4, aot_amd_f32x16)
+AOT_AMD_MFMA(aot_mma_bf16, aot_mfma_16x16x16, __builtin_amdgcn_mfma_f32_16x16x16bf16_1k, aot_amd_s16x4, aot_amd_f32x4)
+AOT_AMD_MFMA(aot_mma_f16, aot_mfma_32x32x8, __builtin_amdgcn_mfma_f32_32x32x8f16, aot_amd_h16x4, aot_amd_f32x16)
+AOT_AMD_MFMA(aot_mma_f16, aot_mfma_16x16x16, __builtin_amdgcn_mfma_f32_16x16x16f16, aot_amd_h16x4, aot_amd_f32x4)
+#if defined(AOT_MMA_MFMA_GFX950)
+AOT_AMD_MFMA(aot_mma_bf16, aot_mfma_32x32x16, __builtin_amdgcn_mfma_f32_32x32x16_bf16, aot_amd_b16x8, aot_amd_f32x16)
+AOT_AMD_MFMA(aot_mma_bf16, aot_mfma_16x16x32, __builtin_amdgcn_mfma_f32_16x16x32_bf16, aot_amd_b16x8, aot_amd_f32x4)
+AOT_AMD_MFMA(aot_mma_f16, aot_mfma_32x32x16, __builtin_amdgcn_mfma_f32_32x32x16_f16, aot_amd_h16x8, aot_amd_f32x16)
+AOT_AMD_MFMA(aot_mma_f16, aot_mfma_16x16x32, __builtin_amdgcn_mfma_f32_16x16x32_f16, aot_amd_h16x8, aot_amd_f32x4)
+#endif
+#undef AOT_AMD_MFMA
+
 #endif

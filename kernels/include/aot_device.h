@@ -14,6 +14,20 @@
  *   aot_exp2_fast(x)       2^x in fp32, hardware approximation (<= 2 ulp on both vendors)
  *   aot_fmaxf(a, b)        fp32 max (the other operand when one is NaN)
  *   aot_f32_from_bits(u), aot_bits_from_f32(f)   bit casts
+ *
+ * Matrix fragments (one wave computes C[MxN] += A[MxK] * B[KxN], fp32 accumulators, bf16 or
+ * fp16 inputs given as their 16-bit patterns). A shape is a type S with enums M, N, K and A, B,
+ * C (elements per lane of each operand) and the maps from (lane, element) to the matrix:
+ *   S::a_row(lane, i), S::a_k(lane, i)    element i of the lane's A fragment is A[row][k]
+ *   S::b_k(lane, i), S::b_col(lane, i)    element i of the lane's B fragment is B[k][col]
+ *   S::c_row(lane, i), S::c_col(lane, i)  element i of the lane's C fragment is C[row][col]
+ *   aot_mma_bf16(S(), c, a, b), aot_mma_f16(S(), c, a, b)
+ *        float c[S::C], unsigned short a[S::A], b[S::B]; every lane of the wave must call it.
+ * A kernel loads its fragments through the maps, so one source serves every shape. Shapes by
+ * feature macro:
+ *   AOT_MMA_MFMA        aot_mfma_32x32x8, aot_mfma_16x16x16          (aot_mfma.h, wave 64)
+ *   AOT_MMA_MFMA_GFX950 also aot_mfma_32x32x16, aot_mfma_16x16x32    (gfx950)
+ *   AOT_MMA_SYNC        aot_mma_m16n8k16                             (aot_mma_sync.h, sm_80+)
  * Everything below is written once on top of those. */
 #ifndef AOT_DEVICE_H
 #define AOT_DEVICE_H

@@ -34,6 +34,29 @@ AOT_DEV float aot_fmaxf(float a, float b) { return fmaxf(a, b); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
 AOT_DEV unsigned aot_bits_from_f32(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
 
+/* Matrix fragments: the emulator plays the instructions of the wave size it runs (wave 64:
+ * every MFMA shape, gfx950's included; wave 32: mma.sync m16n8k16), as one wave operation. */
+#if AOT_EMU_WAVE == 64
+#define AOT_MMA_MFMA 1
+#define AOT_MMA_MFMA_GFX950 1
+#include "aot_mfma.h"
+#else
+#define AOT_MMA_SYNC 1
+#include "aot_mma_sync.h"
+#endif
+
+template <class S>
+AOT_DEV void aot_mma_bf16(S, float (&c)[S::C], const unsigned short (&a)[S::A], const unsigned short (&b)[S::B])
+{
+    emu_mma(S::M, S::N, S::K, 0, c, a, b);
+}
+
+template <class S>
+AOT_DEV void aot_mma_f16(S, float (&c)[S::C], const unsigned short (&a)[S::A], const unsigned short (&b)[S::B])
+{
+    emu_mma(S::M, S::N, S::K, 1, c, a, b);
+}
+
 /* Wraps a kernel taking its argument struct by value into the emulator's entry type. */
 #define AOT_EMU_ENTRY(kernel, args_t) \
     extern "C" void kernel##_emu(const void *p) { kernel(*(const args_t *)p); }

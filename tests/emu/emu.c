@@ -23,6 +23,8 @@ typedef struct {
     ucontext_t ctx;
     fiber_state state;
     int value, src;  /* wave operation: this lane's value and the lane it reads */
+    emu_collective_fn coll; /* a collective wave operation instead of a shuffle, or NULL */
+    void *coll_data;
     char *stack;
 } fiber;
 
@@ -90,6 +92,10 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
     _exit(86);
 }
 
+/* Installs the fault reporter for the length of a launch; the caller's handlers (a GPU
+ * runtime's, in tests that run both) come back afterwards. */
+static struct sigaction saved_segv, saved_bus;
+
 static void install_fault_handler(void)
 {
     static char altstack[64 * 1024];
@@ -99,8 +105,14 @@ static void install_fault_handler(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_fault;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigaction(SIGSEGV, &sa, NULL);
-    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGSEGV, &sa, &saved_segv);
+    sigaction(SIGBUS, &sa, &saved_bus);
+}
+
+static void restore_fault_handler(void)
+{
+    sigaction(SIGSEGV, &saved_segv, NULL);
+    sigaction(SIGBUS, &saved_bus, NULL);
 }
 
 /* ---- calls from kernels ---- */
@@ -124,6 +136,15 @@ int emu_shfl(int v, int src_lane)
     f->src = src_lane;
     yield(F_WAVE);
     return f->value; /* the scheduler stored the result here */
+}
+
+void emu_wave_collective(void *lane_data, emu_collective_fn fn)
+{
+    fiber *f = &E.fibers[E.cur];
+    f->coll = fn;
+    f->coll_data = lane_data;
+    yield(F_WAVE);
+    f->coll = NULL;
 }
 
 void *emu_shared(const void *key, size_t bytes)
@@ -153,6 +174,36 @@ static int fail(char *err, size_t cap, const char *msg, unsigned a, unsigned b)
     return -1;
 }
 
+static int resolve_shuffle(unsigned w0, char *err, size_t cap)
+{
+    int vals[64];
+    for (unsigned l = 0; l < E.wave; l++) {
+        if (E.fibers[w0 + l].coll) return fail(err, cap, "lane %u is in a collective while others shuffle (wave of %u)", l, E.wave);
+        vals[l] = E.fibers[w0 + l].value;
+    }
+    for (unsigned l = 0; l < E.wave; l++) {
+        fiber *f = &E.fibers[w0 + l];
+        if (f->src < 0 || (unsigned)f->src >= E.wave)
+            return fail(err, cap, "shuffle from lane %u of a %u-lane wave", (unsigned)f->src, E.wave);
+        f->value = vals[f->src];
+        f->state = F_RUN;
+    }
+    return 0;
+}
+
+static int resolve_collective(unsigned w0, char *err, size_t cap)
+{
+    void *data[64];
+    for (unsigned l = 0; l < E.wave; l++) {
+        if (E.fibers[w0 + l].coll != E.fibers[w0].coll)
+            return fail(err, cap, "lane %u is in another wave operation than lane 0 (wave of %u)", l, E.wave);
+        data[l] = E.fibers[w0 + l].coll_data;
+    }
+    if (E.fibers[w0].coll(data, E.wave, err, cap) != 0) return -1;
+    for (unsigned l = 0; l < E.wave; l++) E.fibers[w0 + l].state = F_RUN;
+    return 0;
+}
+
 /* Resolves complete wave operations. @return waves released, or -1 on an error. */
 static int resolve_waves(char *err, size_t cap)
 {
@@ -164,15 +215,7 @@ static int resolve_waves(char *err, size_t cap)
         if (at != lanes || lanes != E.wave)
             return fail(err, cap, "wave op reached by %u of %u lanes (divergence or exited lanes)",
                         at, E.wave);
-        int vals[64];
-        for (unsigned l = 0; l < lanes; l++) vals[l] = E.fibers[w0 + l].value;
-        for (unsigned l = 0; l < lanes; l++) {
-            fiber *f = &E.fibers[w0 + l];
-            if (f->src < 0 || (unsigned)f->src >= E.wave)
-                return fail(err, cap, "shuffle from lane %u of a %u-lane wave", (unsigned)f->src, E.wave);
-            f->value = vals[f->src];
-            f->state = F_RUN;
-        }
+        if (E.fibers[w0].coll ? resolve_collective(w0, err, cap) : resolve_shuffle(w0, err, cap)) return -1;
         released++;
     }
     return released;
@@ -239,6 +282,7 @@ int emu_launch(emu_kernel_fn kernel, const void *args, unsigned grid, unsigned b
         E.block_x = b;
         rc = run_block(err, cap);
     }
+    restore_fault_handler();
     for (unsigned t = 0; E.fibers && t < block; t++) free(E.fibers[t].stack);
     free(E.fibers);
     for (int i = 0; i < E.nshared; i++) emu_free(E.shared[i].mem);

@@ -34,6 +34,18 @@ void emu_barrier(void);
 int emu_shfl(int v, int src_lane);
 void *emu_shared(const void *key, size_t bytes);
 
+/* A wave operation over data every lane holds: when all lanes of the wave have called it with
+ * the same fn, fn(lane_data, lanes) runs once with each lane's pointer, in lane order.
+ * fn returns 0, or -1 after writing a reason into err. */
+typedef int (*emu_collective_fn)(void *const *lane_data, unsigned lanes, char *err, size_t cap);
+void emu_wave_collective(void *lane_data, emu_collective_fn fn);
+
+/* The matrix instruction of shape MxNxK at the current wave size (emu_mma.c): wave 64 plays
+ * MFMA 32x32x8, 16x16x16, 32x32x16, 16x16x32; wave 32 plays mma.sync m16n8k16. c += a * b with
+ * 16-bit inputs (f16 = 1: fp16, else bf16) given as bits, fragments as aot_mfma.h /
+ * aot_mma_sync.h lay them out. */
+void emu_mma(int m, int n, int k, int f16, float *c, const unsigned short *a, const unsigned short *b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,7 +2,8 @@
  * statically linked library (code objects from the embedded bundle). Device memory comes from
  * the CUDA driver API, taken from libcuda.so.1 with dlsym. Prints a table, then
  * "N passed, N failed"; exits non-zero on any failure.
- *   gpu_test [-v] [--quick]   the cases (--quick: a subset)
+ *   gpu_test [-v] [--quick] [--mma CUBIN]   the cases (--quick: a subset; --mma: also the
+ *                             matrix-fragment probes of CUBIN against the host emulator)
  *   gpu_test --coldstart      time from main() to the first completed launch, in ms */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -12,7 +13,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "emu.h"
 #include "harness.h"
+#include "mma_case.h"
+#include "mma_probe.h"
+#include "ref.h"
 
 typedef int CUresult;
 static struct {
@@ -26,6 +31,10 @@ static struct {
     CUresult (*dtoh)(void *, unsigned long long, size_t);
     CUresult (*memset8)(unsigned long long, unsigned char, size_t);
     CUresult (*sync)(void);
+    CUresult (*module_load)(void **, const void *);
+    CUresult (*get_function)(void **, void *, const char *);
+    CUresult (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
+                       void **, void **);
 } cu;
 
 static int bind_cuda(void)
@@ -37,7 +46,9 @@ static int bind_cuda(void)
         {"cuDevicePrimaryCtxRetain", (void **)&cu.retain}, {"cuCtxSetCurrent", (void **)&cu.set_current},
         {"cuMemAlloc_v2", (void **)&cu.alloc}, {"cuMemFree_v2", (void **)&cu.free},
         {"cuMemcpyHtoD_v2", (void **)&cu.htod}, {"cuMemcpyDtoH_v2", (void **)&cu.dtoh},
-        {"cuMemsetD8_v2", (void **)&cu.memset8}, {"cuCtxSynchronize", (void **)&cu.sync}};
+        {"cuMemsetD8_v2", (void **)&cu.memset8}, {"cuCtxSynchronize", (void **)&cu.sync},
+        {"cuModuleLoadData", (void **)&cu.module_load}, {"cuModuleGetFunction", (void **)&cu.get_function},
+        {"cuLaunchKernel", (void **)&cu.launch}};
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
         if (!(*s[i].p = dlsym(h, s[i].n))) return fprintf(stderr, "gpu_test: no %s\n", s[i].n), -1;
     int dev;
@@ -117,19 +128,96 @@ static int concurrent_first_calls(harness_tally *t)
     return ok;
 }
 
+/* ---- matrix fragments: the real mma.sync against the emulator's and against fp64 ---- */
+
+/* Hardware accumulates the 17 terms of an element in fp32 in an order and with an alignment
+ * rounding of its own (not specified by PTX); each step loses at most about one ulp of the
+ * running magnitude, 17 * 2^-23 < 2^-19 of the terms' magnitude sum. The limit is 2^-17 of
+ * it, four times that; the emulator itself is exact to 2^-24 (tests/mma). */
+#define MMA_HW_TOL 0x1p-17
+
+void mma_probe_m16n8k16_emu(const void *);
+
+static void *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *p = len > 0 ? malloc((size_t)len) : NULL;
+    if (p && fread(p, 1, (size_t)len, f) != (size_t)len) free(p), p = NULL;
+    fclose(f);
+    *n = (size_t)len;
+    return p;
+}
+
+static int mma_on_gpu(void *fn, const uint16_t *a, const uint16_t *b, const float *c, float *d, int f16)
+{
+    const mma_shape s = {"m16n8k16", 16, 8, 16};
+    size_t na = (size_t)s.m * s.k * 2, nb = (size_t)s.k * s.n * 2, nc = (size_t)s.m * s.n * 4;
+    void *da = g_alloc(na), *db = g_alloc(nb), *dc = g_alloc(nc), *dd = g_alloc(nc);
+    aot_mma_probe_args p = {da, db, dc, dd, f16, 0};
+    void *params[] = {&p};
+    int rc = !da || !db || !dc || !dd || g_up(da, a, na) || g_up(db, b, nb) || g_up(dc, c, nc) ||
+             cu.launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL) || g_sync() || g_down(d, dd, nc);
+    g_free(da), g_free(db), g_free(dc), g_free(dd);
+    return rc;
+}
+
+static void mma_cases(const char *cubin, harness_tally *t)
+{
+    size_t n;
+    void *image = read_file(cubin, &n), *mod = NULL, *fn = NULL;
+    if (!image || cu.module_load(&mod, image) || cu.get_function(&fn, mod, "mma_probe_m16n8k16")) {
+        printf("FAIL mma.sync probe: cannot load mma_probe_m16n8k16 from %s\n", cubin);
+        t->failed++;
+        free(image);
+        return;
+    }
+    const mma_shape s = {"m16n8k16", 16, 8, 16};
+    double worst_hw = 0, worst_diff = 0;
+    int cases = 0, bad = 0;
+    for (int f16 = 0; f16 < 2; f16++)
+        for (uint64_t seed = 0; seed < 100; seed++, cases++) {
+            uint16_t a[16 * 16], b[16 * 8];
+            float c[16 * 8], hw[16 * 8], emu[16 * 8];
+            mma_case_inputs(&s, f16, 9000 + seed + 1000 * f16, a, b, c, hw);
+            ref_poison(emu, sizeof emu);
+            aot_mma_probe_args p = {a, b, c, emu, f16, 0};
+            char err[256] = "";
+            if (mma_on_gpu(fn, a, b, c, hw, f16) || emu_launch(mma_probe_m16n8k16_emu, &p, 1, 32, 32, err, sizeof err)) {
+                bad++;
+                continue;
+            }
+            double e = mma_case_error(&s, f16, a, b, c, hw), diff = mma_case_distance(&s, f16, a, b, c, hw, emu);
+            worst_hw = e > worst_hw ? e : worst_hw;
+            worst_diff = diff > worst_diff ? diff : worst_diff;
+            bad += !(e <= MMA_HW_TOL && diff <= MMA_HW_TOL);
+        }
+    int ok = bad == 0;
+    printf("%-4s mma.sync m16n8k16 bf16+f16, %d random cases: max |hw - fp64| %.3g, |hw - emulator| %.3g of the "
+           "magnitudes (limit %.3g)\n", ok ? "ok" : "FAIL", cases, worst_hw, worst_diff, MMA_HW_TOL);
+    t->passed += ok, t->failed += !ok;
+    free(image);
+}
+
 int main(int argc, char **argv)
 {
     double t0 = now_ms();
     int verbose = 0, quick = 0;
+    const char *mma_cubin = NULL;
     for (int i = 1; i < argc; i++) {
         verbose |= !strcmp(argv[i], "-v");
         quick |= !strcmp(argv[i], "--quick");
+        if (!strcmp(argv[i], "--mma") && i + 1 < argc) mma_cubin = argv[++i];
     }
     if (bind_cuda()) return 2;
     if (argc > 1 && !strcmp(argv[1], "--coldstart")) return coldstart(t0, now_ms());
     harness_mem m = {g_alloc, g_free, g_up, g_down, g_sync, NULL};
     harness_tally t = {0, 0, verbose};
     concurrent_first_calls(&t); /* first: no call may have loaded anything yet */
+    if (mma_cubin) mma_cases(mma_cubin, &t);
     static const int tokens[] = {1, 7, 128, 4096, 16384}, experts[] = {8, 64, 128, 160, 256, 384, 512};
     static const int ks[] = {1, 2, 6, 8}, bss[] = {16, 32, 64, 128};
     uint64_t seed = 77;

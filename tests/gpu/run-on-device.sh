@@ -12,8 +12,9 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 rc=0
 echo "== GPU correctness (tests/gpu/gpu_test)"
-"$b/tests/gpu/gpu_test" > "$out/gpu_test.log" 2>&1 || rc=1
+"$b/tests/gpu/gpu_test" --mma "$b/tests/mma/mma_probe_sm_90a.cubin" > "$out/gpu_test.log" 2>&1 || rc=1
 grep -v '^ok ' "$out/gpu_test.log" | tail -n 30
+grep 'mma.sync' "$out/gpu_test.log"
 echo "== interposition with a cu* stub loaded RTLD_GLOBAL first"
 python3 bench/interpose_cuda.py "$b" 2>&1 | tee "$out/interpose.log" || rc=1
 echo "== compute-sanitizer memcheck (quick cases)"

@@ -1,0 +1,57 @@
+/* mma_case.c : see mma_case.h. */
+#include "mma_case.h"
+
+#include <math.h>
+
+#include "ref.h"
+
+static double value16(uint16_t h, int f16) { return f16 ? ref_f16_value(h) : ref_bf16_value(h); }
+
+void mma_case_inputs(const mma_shape *s, int f16, uint64_t seed, uint16_t *a, uint16_t *b, float *c, float *d)
+{
+    ref_rng r;
+    ref_seed(&r, seed);
+    for (int i = 0; i < s->m * s->k; i++) a[i] = f16 ? ref_to_f16((float)ref_normal(&r)) : ref_to_bf16((float)ref_normal(&r));
+    for (int i = 0; i < s->k * s->n; i++) b[i] = f16 ? ref_to_f16((float)ref_normal(&r)) : ref_to_bf16((float)ref_normal(&r));
+    for (int i = 0; i < s->m * s->n; i++) c[i] = (float)ref_normal(&r);
+    ref_poison(d, sizeof(float) * (size_t)(s->m * s->n));
+}
+
+/* Element (i, j) of C + A*B in fp64, and the magnitude |c| + sum |a*b| that made it. */
+static double element(const mma_shape *s, int f16, const uint16_t *a, const uint16_t *b, const float *c, int i,
+                      int j, double *mag)
+{
+    double ref = c[i * s->n + j];
+    *mag = fabs(ref);
+    for (int k = 0; k < s->k; k++) {
+        double t = value16(a[i * s->k + k], f16) * value16(b[k * s->n + j], f16);
+        ref += t, *mag += fabs(t);
+    }
+    return ref;
+}
+
+/* max over elements of |x - y| / magnitude, where y is d2 or (d2 == NULL) the fp64 result */
+static double worst(const mma_shape *s, int f16, const uint16_t *a, const uint16_t *b, const float *c,
+                    const float *d1, const float *d2)
+{
+    double w = 0;
+    for (int i = 0; i < s->m; i++)
+        for (int j = 0; j < s->n; j++) {
+            double mag, ref = element(s, f16, a, b, c, i, j, &mag);
+            double x = d1[i * s->n + j], y = d2 ? d2[i * s->n + j] : ref, e = fabs(x - y) / mag;
+            if (!(e == e)) return INFINITY; /* NaN: an unwritten (poisoned) element */
+            if (e > w) w = e;
+        }
+    return w;
+}
+
+double mma_case_error(const mma_shape *s, int f16, const uint16_t *a, const uint16_t *b, const float *c, const float *d)
+{
+    return worst(s, f16, a, b, c, d, NULL);
+}
+
+double mma_case_distance(const mma_shape *s, int f16, const uint16_t *a, const uint16_t *b, const float *c,
+                         const float *d1, const float *d2)
+{
+    return worst(s, f16, a, b, c, d1, d2);
+}

@@ -1,0 +1,25 @@
+/* mma_case.h : random cases for the matrix-fragment probes and their fp64 check, shared by the
+ * emulator test (test_mma.c) and the GPU test (tests/gpu). */
+#ifndef AOT_MMA_CASE_H
+#define AOT_MMA_CASE_H
+
+#include <stdint.h>
+
+typedef struct {
+    const char *name; /* the probe kernel is mma_probe_<name> */
+    int m, n, k;
+} mma_shape;
+
+/* Draws A, B (N(0,1) rounded to bf16 or fp16) and C (N(0,1) fp32); poisons D. Sizes: a m*k,
+ * b k*n, c and d m*n elements. */
+void mma_case_inputs(const mma_shape *s, int f16, uint64_t seed, uint16_t *a, uint16_t *b, float *c, float *d);
+
+/* The largest |d - ref| over the matrix, each divided by the sum of the magnitudes that made
+ * the element (|c| + sum |a*b|); NaN (unwritten) counts as infinite. */
+double mma_case_error(const mma_shape *s, int f16, const uint16_t *a, const uint16_t *b, const float *c, const float *d);
+
+/* The largest |d1 - d2| over the matrix, each divided by the same magnitudes. */
+double mma_case_distance(const mma_shape *s, int f16, const uint16_t *a, const uint16_t *b, const float *c,
+                         const float *d1, const float *d2);
+
+#endif

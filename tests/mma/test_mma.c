@@ -1,0 +1,58 @@
+/* test_mma.c : the layout test of every matrix instruction the emulator plays at this binary's
+ * wave size (tests/mma_w32: mma.sync m16n8k16; tests/mma_w64: the four MFMA shapes). The
+ * probe kernel places A, B and C through the layer's maps (kernels/include/aot_mfma.h,
+ * aot_mma_sync.h); the emulator reads them through its own tables (tests/emu/emu_mma.c), both
+ * written from the vendors' documents; D must equal the plain matrix product C + A*B in fp64,
+ * rounded once to fp32. A single misplaced element anywhere in either map fails the case. */
+#include <stdio.h>
+#include <string.h>
+
+#include "emu.h"
+#include "mma_case.h"
+#include "mma_probe.h"
+
+#if AOT_EMU_WAVE == 64
+void mma_probe_32x32x8_emu(const void *), mma_probe_16x16x16_emu(const void *);
+void mma_probe_32x32x16_emu(const void *), mma_probe_16x16x32_emu(const void *);
+static const struct {
+    mma_shape s;
+    emu_kernel_fn fn;
+} shapes[] = {{{"32x32x8", 32, 32, 8}, mma_probe_32x32x8_emu},
+              {{"16x16x16", 16, 16, 16}, mma_probe_16x16x16_emu},
+              {{"32x32x16", 32, 32, 16}, mma_probe_32x32x16_emu},
+              {{"16x16x32", 16, 16, 32}, mma_probe_16x16x32_emu}};
+#else
+void mma_probe_m16n8k16_emu(const void *);
+static const struct {
+    mma_shape s;
+    emu_kernel_fn fn;
+} shapes[] = {{{"m16n8k16", 16, 8, 16}, mma_probe_m16n8k16_emu}};
+#endif
+
+/* Exact up to one fp32 rounding of the result: relative to the magnitudes, 2^-24 at most
+ * (twice that for margin against the fp64 reference's own rounding). */
+#define EXACT_TOL 0x1p-23
+
+int main(void)
+{
+    int pass = 0, fail = 0;
+    uint64_t seed = 4242;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int f16 = 0; f16 < 2; f16++)
+            for (int rep = 0; rep < 3; rep++) {
+                const mma_shape *s = &shapes[i].s;
+                uint16_t a[32 * 32], b[32 * 32];
+                float c[32 * 32], d[32 * 32];
+                mma_case_inputs(s, f16, seed++, a, b, c, d);
+                aot_mma_probe_args p = {a, b, c, d, f16, 0};
+                char err[256] = "";
+                int rc = emu_launch(shapes[i].fn, &p, 1, AOT_EMU_WAVE, AOT_EMU_WAVE, err, sizeof err);
+                double e = rc ? 1.0 / 0.0 : mma_case_error(s, f16, a, b, c, d);
+                int ok = rc == 0 && e <= EXACT_TOL;
+                ok ? pass++ : fail++;
+                printf("%-4s %-9s %s wave %d: max error %.3g of the magnitudes (limit %.3g) %s\n", ok ? "ok" : "FAIL",
+                       s->name, f16 ? "f16 " : "bf16", AOT_EMU_WAVE, e, EXACT_TOL, err);
+            }
+    printf("%d passed, %d failed\n", pass, fail);
+    return fail != 0;
+}
