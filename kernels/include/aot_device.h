@@ -12,6 +12,7 @@
  *   aot_lane()             lane within the wave
  *   aot_shfl_i32(v, src)   v of lane `src` of the same wave (every lane must take part)
  *   aot_exp2_fast(x)       2^x in fp32, hardware approximation (<= 2 ulp on both vendors)
+ *   aot_rsqrt_fast(x)      1/sqrt(x) in fp32, hardware approximation (<= 2 ulp)
  *   aot_fmaxf(a, b)        fp32 max (the other operand when one is NaN)
  *   aot_f32_from_bits(u), aot_bits_from_f32(f)   bit casts
  *
@@ -86,6 +87,9 @@ AOT_DEV float aot_f16_to_f32(aot_u16 h)
  * hardware exp2's. Callers pass x <= 0 (max-subtracted softmax), where it stays near 1e-6. */
 AOT_DEV float aot_exp_fast(float x) { return aot_exp2_fast(x * 1.4426950408889634f); }
 
+/* 1 / (1 + e^-x), through the fast exp (relative error about 1e-6 for |x| < 20). */
+AOT_DEV float aot_sigmoid(float x) { return 1.0f / (1.0f + aot_exp_fast(-x)); }
+
 /* Wave-wide reductions; every lane of the wave must call them, every lane gets the result. */
 AOT_DEV float aot_wave_max_f32(float v)
 {
@@ -149,6 +153,20 @@ AOT_DEV int aot_wave_inclusive_scan_i32(int v)
         if (lane >= d) v += t;
     }
     return v;
+}
+
+/* Sum across a block of BLOCK threads (all must call it; all get the sum). `scratch` is
+ * block-shared memory of BLOCK / AOT_WAVE floats. */
+template <int BLOCK>
+AOT_DEV float aot_block_sum_f32(float v, float *scratch)
+{
+    v = aot_wave_sum_f32(v);
+    if (aot_lane() == 0) scratch[aot_thread_x() / AOT_WAVE] = v;
+    aot_sync_block();
+    float s = 0.0f;
+    for (int i = 0; i < BLOCK / AOT_WAVE; i++) s += scratch[i];
+    aot_sync_block(); /* scratch may be reused after this */
+    return s;
 }
 
 /* Exclusive prefix sum across a block of BLOCK threads (all must call it); *total gets the

@@ -134,5 +134,6 @@ typedef enum {
 #endif
 
 #include "aiter_aot_moe.h" /* topk_softmax, moe_sorting */
+#include "aiter_aot_mhc.h" /* mHC: prenorm_gemm, pre, pre_full, post, fused_post_pre, head */
 
 #endif /* AITER_AOT_H_5F3C91 */

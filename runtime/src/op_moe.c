@@ -6,25 +6,11 @@
 
 #include "aiter_aot.h"
 #include "api.h"
-#include "loader.h"
 #include "moe_kargs.h"
+#include "op.h"
 
 #define BAD(...) aot_fail(&d, AITER_AOT_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
-static int misaligned(const void *p, size_t align) { return ((uintptr_t)p & (align - 1)) != 0; }
-
-/* Looks a kernel up and launches it; the kernel's argument size is checked by aot_kernel. */
-static aiter_aot_status launch(const char *name, void *kargs, unsigned kargs_size, unsigned grid,
-                               unsigned block, void *stream, aot_diag *d)
-{
-    const aot_kernel_fn *fn;
-    const aot_gpu *gpu;
-    int dev;
-    AOT_FORWARD(aot_kernel(name, kargs_size, &fn, &gpu, &dev, d));
-    AOT_FORWARD(gpu->launch(fn->fn, grid, block, 0, stream, kargs, d));
-    aot_count_launch();
-    return AITER_AOT_STATUS_OK;
-}
 
 static aiter_aot_status topk_check(const aiter_aot_topk_softmax_args *a, aot_diag *dp)
 {
@@ -38,8 +24,8 @@ static aiter_aot_status topk_check(const aiter_aot_topk_softmax_args *a, aot_dia
     else if (a->tokens < 0 || (int64_t)a->tokens * a->k > INT32_MAX) s = BAD("topk_softmax: tokens = %d out of range", a->tokens);
     else if (a->gating_row_stride < a->experts) s = BAD("topk_softmax: gating_row_stride %lld < experts %d", (long long)a->gating_row_stride, a->experts);
     else if (a->gating_row_stride > INT64_MAX / (a->tokens ? a->tokens : 1)) s = BAD("topk_softmax: gating_row_stride too large");
-    else if (misaligned(a->gating, esize) || misaligned(a->topk_weights, 4) || misaligned(a->topk_ids, 4) ||
-             misaligned(a->token_expert_indices, 4))
+    else if (aot_misaligned(a->gating, esize) || aot_misaligned(a->topk_weights, 4) || aot_misaligned(a->topk_ids, 4) ||
+             aot_misaligned(a->token_expert_indices, 4))
         s = BAD("topk_softmax: a pointer is not aligned to its element size");
     if (s != AITER_AOT_STATUS_OK) *dp = d;
     return s;
@@ -52,12 +38,9 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
     aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "topk_softmax", &d);
     if (s == AITER_AOT_STATUS_OK) s = topk_check(&a, &d);
     if (s != AITER_AOT_STATUS_OK || a.tokens == 0) return aot_api_return(s, &d);
-    const aot_kernel_fn *probe;
-    const aot_gpu *gpu;
-    int dev;
-    s = aot_kernel("topk_softmax_v1", sizeof(aot_topk_kargs), &probe, &gpu, &dev, &d);
+    unsigned wave, vpt = 1;
+    s = aot_op_wave("topk_softmax_v1", sizeof(aot_topk_kargs), &wave, &d);
     if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, &d);
-    unsigned wave = probe->wave_size ? probe->wave_size : 32, vpt = 1;
     while (vpt * wave < (unsigned)a.experts) vpt *= 2;
     char name[32];
     memcpy(name, "topk_softmax_v", 14);
@@ -67,7 +50,7 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
                         (int32_t)a.gating_dtype, 0};
     unsigned rows_per_block = AOT_TOPK_BLOCK / wave;
     unsigned grid = (unsigned)((a.tokens + rows_per_block - 1) / rows_per_block);
-    s = launch(name, &k, sizeof k, grid, AOT_TOPK_BLOCK, stream, &d);
+    s = aot_op_launch(name, &k, sizeof k, grid, AOT_TOPK_BLOCK, stream, &d);
     return aot_api_return(s, &d);
 }
 
@@ -102,11 +85,11 @@ static aiter_aot_status sort_check(const aiter_aot_moe_sorting_args *a, aot_diag
     else if (a->workspace_size < aiter_aot_moe_sorting_workspace_size(a->tokens, a->experts))
         s = BAD("moe_sorting: workspace_size %zu < %zu (aiter_aot_moe_sorting_workspace_size)", a->workspace_size,
                 aiter_aot_moe_sorting_workspace_size(a->tokens, a->experts));
-    else if (a->moe_buf && (a->moe_buf_bytes % 16 || misaligned(a->moe_buf, 16)))
+    else if (a->moe_buf && (a->moe_buf_bytes % 16 || aot_misaligned(a->moe_buf, 16)))
         s = BAD("moe_sorting: moe_buf must be 16-byte aligned and moe_buf_bytes a multiple of 16");
-    else if (misaligned(a->topk_ids, 4) || misaligned(a->topk_weights, 4) || misaligned(a->sorted_token_ids, 4) ||
-             misaligned(a->sorted_weights, 4) || misaligned(a->sorted_expert_ids, 4) ||
-             misaligned(a->num_valid_ids, 4) || misaligned(a->workspace, 4) || misaligned(a->expert_mask, 4))
+    else if (aot_misaligned(a->topk_ids, 4) || aot_misaligned(a->topk_weights, 4) || aot_misaligned(a->sorted_token_ids, 4) ||
+             aot_misaligned(a->sorted_weights, 4) || aot_misaligned(a->sorted_expert_ids, 4) ||
+             aot_misaligned(a->num_valid_ids, 4) || aot_misaligned(a->workspace, 4) || aot_misaligned(a->expert_mask, 4))
         s = BAD("moe_sorting: a pointer is not 4-byte aligned");
     if (s != AITER_AOT_STATUS_OK) *dp = d;
     return s;
@@ -114,10 +97,10 @@ static aiter_aot_status sort_check(const aiter_aot_moe_sorting_args *a, aot_diag
 
 static aiter_aot_status sort_launches(aot_moe_sort_kargs *k, void *stream, aot_diag *d)
 {
-    AOT_FORWARD(launch("moe_sort_count", k, sizeof *k, (unsigned)k->chunks, AOT_MOE_BLOCK, stream, d));
-    AOT_FORWARD(launch("moe_sort_chunk_scan", k, sizeof *k, (unsigned)k->experts, AOT_MOE_BLOCK, stream, d));
-    AOT_FORWARD(launch("moe_sort_experts", k, sizeof *k, 1, AOT_MOE_MAX_EXPERTS, stream, d));
-    return launch("moe_sort_scatter", k, sizeof *k, (unsigned)k->chunks, AOT_MOE_BLOCK, stream, d);
+    AOT_FORWARD(aot_op_launch("moe_sort_count", k, sizeof *k, (unsigned)k->chunks, AOT_MOE_BLOCK, stream, d));
+    AOT_FORWARD(aot_op_launch("moe_sort_chunk_scan", k, sizeof *k, (unsigned)k->experts, AOT_MOE_BLOCK, stream, d));
+    AOT_FORWARD(aot_op_launch("moe_sort_experts", k, sizeof *k, 1, AOT_MOE_MAX_EXPERTS, stream, d));
+    return aot_op_launch("moe_sort_scatter", k, sizeof *k, (unsigned)k->chunks, AOT_MOE_BLOCK, stream, d);
 }
 
 aiter_aot_status aiter_aot_moe_sorting(const aiter_aot_moe_sorting_args *args, void *stream)

@@ -7,6 +7,7 @@
 
 #include "emu.h"
 #include "loader.h"
+#include "mhc_kargs.h"
 #include "moe_kargs.h"
 
 #define EMU_KERNELS(X)                                                                   \
@@ -14,7 +15,12 @@
     X(topk_softmax_v4, aot_topk_kargs) X(topk_softmax_v8, aot_topk_kargs)                \
     X(topk_softmax_v16, aot_topk_kargs) X(topk_softmax_v32, aot_topk_kargs)              \
     X(moe_sort_count, aot_moe_sort_kargs) X(moe_sort_chunk_scan, aot_moe_sort_kargs)     \
-    X(moe_sort_experts, aot_moe_sort_kargs) X(moe_sort_scatter, aot_moe_sort_kargs)
+    X(moe_sort_experts, aot_moe_sort_kargs) X(moe_sort_scatter, aot_moe_sort_kargs)             \
+    X(mhc_gemm_n4, aot_mhc_gemm_kargs) X(mhc_gemm_n1, aot_mhc_gemm_kargs)                    \
+    X(mhc_gemm_fused, aot_mhc_gemm_kargs) X(mhc_pre, aot_mhc_pre_kargs)                      \
+    X(mhc_pre_norm, aot_mhc_pre_kargs) X(mhc_pre_broadcast, aot_mhc_pre_kargs)               \
+    X(mhc_pre_broadcast_norm, aot_mhc_pre_kargs) X(mhc_post, aot_mhc_post_kargs)             \
+    X(mhc_head, aot_mhc_head_kargs)
 
 #define DECLARE(k, t) void k##_emu(const void *args);
 EMU_KERNELS(DECLARE)
@@ -33,7 +39,12 @@ static aiter_aot_status emu_gpu_launch(void *fn, unsigned grid, unsigned block, 
     return AITER_AOT_STATUS_OK;
 }
 
-static const aot_gpu emu_gpu = {.name = "EMU", .library = "host emulator", .launch = emu_gpu_launch};
+/* The emulator plays a small device of 4 multiprocessors, so split choices stay > 1. */
+static aiter_aot_status emu_current_device(int *device, aot_diag *d) { (void)d; *device = 0; return AITER_AOT_STATUS_OK; }
+static aiter_aot_status emu_multiprocessors(int device, int *count, aot_diag *d) { (void)device, (void)d; *count = 4; return AITER_AOT_STATUS_OK; }
+
+static const aot_gpu emu_gpu = {.name = "EMU", .library = "host emulator", .current_device = emu_current_device,
+                                .multiprocessors = emu_multiprocessors, .launch = emu_gpu_launch};
 
 aiter_aot_status aot_kernel(const char *name, unsigned args_size, const aot_kernel_fn **fn,
                             const aot_gpu **gpu, int *device, aot_diag *d)

@@ -10,7 +10,7 @@
 
 static const char *dtype_name(aiter_aot_dtype d) { return d == AITER_AOT_DTYPE_F32 ? "f32" : d == AITER_AOT_DTYPE_F16 ? "f16" : "bf16"; }
 
-static void report(harness_tally *t, int ok, const char *what, const char *detail)
+void harness_report(harness_tally *t, int ok, const char *what, const char *detail)
 {
     if (ok) t->passed++;
     else t->failed++;
@@ -91,7 +91,7 @@ void harness_topk(const harness_mem *m, const topk_case *c, uint64_t seed, harne
     else ok = m->sync() == 0 && m->download(w, dw, n * 4) == 0 && m->download(id, did, n * 4) == 0 &&
               m->download(tei, dtei, n * 4) == 0;
     if (ok) ok = topk_compare(c, rw, rid, rtei, w, id, tei, vals, why, sizeof why);
-    report(t, ok, what, why);
+    harness_report(t, ok, what, why);
     m->release(dg), m->release(dw), m->release(did), m->release(dtei);
     free(vals), free(rw), free(rid), free(rtei), free(id), free(tei), free(w), free(raw);
 }
@@ -171,7 +171,7 @@ void harness_sort(const harness_mem *m, const sort_case *c, uint64_t seed, harne
               m->download(g_e, o_e, maxb * 4) == 0 && m->download(g_nv, o_nv, 8) == 0;
     if (ok) ok = sort_compare(&ref, g_ids, g_w, g_e, g_nv, maxp, maxb, why, sizeof why);
     if (ok && d_buf) ok = check_zero(m, d_buf, c->moe_buf_bytes, why, sizeof why);
-    report(t, ok, what, why);
+    harness_report(t, ok, what, why);
     m->release(d_ids), m->release(d_w), m->release(d_mask), m->release(o_ids), m->release(o_w);
     m->release(o_e), m->release(o_nv), m->release(d_ws), m->release(d_buf);
     free(ids), free(mask), free(w), free(g_ids), free(g_e), free(g_w);
@@ -196,7 +196,7 @@ void harness_bad_args(const harness_mem *m, harness_tally *t)
         char what[96];
         snprintf(what, sizeof what, "topk_softmax rejects %s", topk[i].what);
         aiter_aot_status s = aiter_aot_topk_softmax(&topk[i].a, m->stream);
-        report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT && aiter_aot_last_error()[0], what, aiter_aot_last_error());
+        harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT && aiter_aot_last_error()[0], what, aiter_aot_last_error());
     }
     aiter_aot_moe_sorting_args g = {.size = sizeof g, .topk_ids = (int32_t *)p, .topk_weights = (float *)p,
                                     .tokens = 4, .k = 2, .experts = 8, .block_size = 32,
@@ -213,7 +213,7 @@ void harness_bad_args(const harness_mem *m, harness_tally *t)
         char what[96];
         snprintf(what, sizeof what, "moe_sorting rejects %s", sort[i].what);
         aiter_aot_status s = aiter_aot_moe_sorting(&sort[i].a, m->stream);
-        report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT && aiter_aot_last_error()[0], what, aiter_aot_last_error());
+        harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT && aiter_aot_last_error()[0], what, aiter_aot_last_error());
     }
     m->release(buf);
 }

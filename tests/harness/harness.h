@@ -43,6 +43,19 @@ void harness_sort(const harness_mem *m, const sort_case *c, uint64_t seed, harne
 /* Bad arguments: every one must give INVALID_ARGUMENT (nothing is launched). */
 void harness_bad_args(const harness_mem *m, harness_tally *t);
 
+/* Counts one result; prints it when it failed or the tally is verbose. */
+void harness_report(harness_tally *t, int ok, const char *what, const char *detail);
+
+/* mHC cases (harness_mhc.c). */
+enum { MHC_PRE_FULL, MHC_GEMM_THEN_PRE, MHC_POST, MHC_FUSED, MHC_HEAD };
+typedef struct {
+    int op, tokens, hidden;
+    int norm, broadcast;  /* pre variants */
+    int splits;           /* MHC_GEMM_THEN_PRE and MHC_FUSED */
+} mhc_case;
+void harness_mhc(const harness_mem *m, const mhc_case *c, uint64_t seed, harness_tally *t);
+void harness_mhc_bad_args(const harness_mem *m, harness_tally *t);
+
 /* Prints "N passed, N failed" and returns the exit status. */
 int harness_finish(const harness_tally *t);
 

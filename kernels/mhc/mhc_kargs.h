@@ -1,0 +1,61 @@
+/* mhc_kargs.h : kernel argument structs of the mHC kernels (kernels/mhc/mhc.hip), passed by
+ * value, so their kernarg layout is this C layout on host and device alike. n = 4 streams,
+ * 24 mix logits per token in the order [pre 4 | post 4 | comb 16 (row-major [j][k])]. */
+#ifndef AOT_MHC_KARGS_H
+#define AOT_MHC_KARGS_H
+
+#include <stdint.h>
+
+#define AOT_MHC_N 4
+#define AOT_MHC_MIX 24
+#define AOT_MHC_BLOCK 256        /* threads per block of every mHC kernel */
+#define AOT_MHC_GEMM_TOKENS 4    /* tokens per wave in the projection */
+#define AOT_MHC_GEMM_CHUNK 64    /* hidden positions per step of the projection */
+#define AOT_MHC_MAX_HIDDEN 16384
+#define AOT_MHC_POST_SPAN 1024   /* hidden positions per block of mhc_post */
+
+/* Projection partials: mix[s][t][o] = sum over this split's hidden range of x[t][k] fn[o][k],
+ * sqrsum[s][t] = sum of x^2, k = j*hidden + h. x is residual (streams 4, or 1 for the
+ * broadcast input) or, fused, the new residual post[j]*y[h] + sum_i comb[i][j]*residual[i][h]
+ * in fp32, which is also stored (rounded to bf16) to residual_out. */
+typedef struct {
+    const uint16_t *residual;   /* bf16 [T][streams][C] */
+    const float *fn;            /* [24][streams*C] */
+    float *mix;                 /* [S][T][24] */
+    float *sqrsum;              /* [S][T] */
+    const uint16_t *y;          /* fused: bf16 [T][C] */
+    const float *post, *comb;   /* fused: [T][4], [T][4][4] */
+    uint16_t *residual_out;     /* fused: bf16 [T][4][C] */
+    int32_t tokens, hidden, splits, reserved;
+} aot_mhc_gemm_kargs;
+
+typedef struct {
+    const float *mix, *sqrsum;  /* partials [S][T][24], [S][T] */
+    const float *scale, *base;  /* [3], [24] */
+    const uint16_t *residual;   /* bf16 [T][4][C], or [T][C] broadcast */
+    const uint16_t *norm_weight;/* bf16 [C] or NULL */
+    float *post, *comb;         /* [T][4], [T][4][4] */
+    uint16_t *layer_input;      /* bf16 [T][C] */
+    uint16_t *residual_out;     /* broadcast: bf16 [T][4][C] */
+    int32_t tokens, hidden, splits, sinkhorn_iters;
+    float rms_eps, pre_eps, sinkhorn_eps, post_mult, norm_eps, reserved;
+} aot_mhc_pre_kargs;
+
+typedef struct {
+    const float *comb, *post;   /* [T][4][4], [T][4] */
+    const uint16_t *residual;   /* bf16 [T][4][C] */
+    const uint16_t *x;          /* bf16 [T][C] */
+    uint16_t *out;              /* bf16 [T][4][C] */
+    int32_t tokens, hidden;
+} aot_mhc_post_kargs;
+
+typedef struct {
+    const uint16_t *residual;   /* bf16 [T][4][C] */
+    const float *fn;            /* [4][4*C] */
+    const float *scale, *base;  /* [1], [4] */
+    uint16_t *out;              /* bf16 [T][C] */
+    int32_t tokens, hidden;
+    float rms_eps, eps;
+} aot_mhc_head_kargs;
+
+#endif

@@ -1,0 +1,170 @@
+/*
+ * aiter_aot_mhc.h : mHC (manifold-constrained hyper-connections, DeepSeek-V4) with n = 4 streams.
+ * Included by aiter_aot.h; not meant to be included alone. The math is
+ * ../shared/reference/mhc.md section 3; in short, per token t with x = residual[t] (n*C values):
+ *   mix  = (x . fn^T) * rsqrt(sum x^2 / (n*C) + rms_eps)                      24 logits
+ *   pre  = sigmoid(mix[0:4]  * scale[0] + base[0:4])  + pre_eps
+ *   post = sigmoid(mix[4:8]  * scale[1] + base[4:8])  * post_mult
+ *   comb = Sinkhorn(mix[8:24] * scale[2] + base[8:24]) as 4x4, row-major [j][k]: row softmax
+ *          + eps, a column normalisation, then (iters - 1) row and column ones, eps inside
+ *          every division
+ *   layer_input[h] = bf16(sum_j pre[j] * residual[j][h])
+ * Tensors are contiguous; bf16 tensors are passed as their 16-bit patterns. C ("hidden") is a
+ * multiple of 256 up to 16384; tokens >= 1. All arithmetic is fp32 (no tf32).
+ */
+#ifndef AITER_AOT_MHC_H_7C19E2
+#define AITER_AOT_MHC_H_7C19E2
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Parameters of the coefficients; DeepSeek-V4 uses 1e-6, 1e-6, 1e-6, 2.0, 20 and its
+ * rms_norm_eps (1e-6) for norm_eps. */
+typedef struct {
+    float rms_eps, pre_eps, sinkhorn_eps, post_mult;
+    int32_t sinkhorn_iters;        /* >= 1 */
+    float norm_eps;                /* with norm_weight only */
+} aiter_aot_mhc_params;
+
+/* ------------------------------------------------------------------------------------------
+ * prenorm_gemm: the projection as split-K partials.
+ *   mix[s, t, o] + ... over s = residual[t] . fn[o],  sqrsum[s, t] + ... over s = sum x^2
+ * broadcast != 0: residual is [tokens, C] (the first layer's input) and fn is [24, C].
+ * splits: 1..min(64, C/64); aiter_aot_mhc_splits() gives the one pre_full uses.
+ * ------------------------------------------------------------------------------------------ */
+typedef struct {
+    size_t size;             /* sizeof(aiter_aot_mhc_prenorm_gemm_args) */
+    int32_t hc_mult;         /* streams n: must be 4 */
+    const void *residual;    /* bf16 [tokens, 4, C], or [tokens, C] with broadcast */
+    const float *fn;         /* [24, 4*C], or [24, C] with broadcast */
+    float *mix;              /* [splits, tokens, 24] */
+    float *sqrsum;           /* [splits, tokens] */
+    int32_t tokens, hidden, splits, broadcast;
+} aiter_aot_mhc_prenorm_gemm_args;
+
+/*! aiter_aot_mhc_prenorm_gemm() :
+ *  @return AITER_AOT_STATUS_OK, or a status and aiter_aot_last_error(); nothing is launched on
+ *          an invalid argument. (Every op below returns the same way.) */
+AITER_AOT_API aiter_aot_status aiter_aot_mhc_prenorm_gemm(const aiter_aot_mhc_prenorm_gemm_args *args,
+                                                          void *stream);
+
+/*! aiter_aot_mhc_splits() :
+ *  The split count pre_full picks for this shape on the current device (from its number of
+ *  multiprocessors / compute units). */
+AITER_AOT_API aiter_aot_status aiter_aot_mhc_splits(int32_t tokens, int32_t hidden, int32_t *splits);
+
+/* ------------------------------------------------------------------------------------------
+ * pre: reduces the partials and computes post, comb and layer_input (the math above).
+ * norm_weight != NULL fuses the sublayer's RMSNorm:
+ *   u = sum_j pre[j] residual[j][h] (fp32),  r = rsqrt(sum_h u^2 / C + norm_eps),
+ *   layer_input[h] = bf16(bf16(u) * r * norm_weight[h])   (squares of the fp32 u, as the
+ *   TileLang kernel does; a reference that squares bf16(u) differs by about one bf16 ulp).
+ * broadcast != 0 (first layer): residual is [tokens, C], every stream is that row, the RMS
+ * divides by C, and residual_out [tokens, 4, C] receives the expanded copy.
+ * ------------------------------------------------------------------------------------------ */
+typedef struct {
+    size_t size;                 /* sizeof(aiter_aot_mhc_pre_args) */
+    int32_t hc_mult;             /* streams n: must be 4 */
+    const float *mix, *sqrsum;   /* partials from prenorm_gemm: [splits, tokens, 24], [splits, tokens] */
+    const float *scale;          /* [3]: alpha_pre, alpha_post, alpha_res */
+    const float *base;           /* [24] */
+    const void *residual;        /* bf16 [tokens, 4, C], or [tokens, C] with broadcast */
+    const void *norm_weight;     /* bf16 [C], or NULL */
+    float *post;                 /* [tokens, 4] */
+    float *comb;                 /* [tokens, 4, 4] */
+    void *layer_input;           /* bf16 [tokens, C] */
+    void *residual_out;          /* bf16 [tokens, 4, C]; broadcast only, else NULL */
+    int32_t tokens, hidden, splits, broadcast;
+    aiter_aot_mhc_params params;
+} aiter_aot_mhc_pre_args;
+
+AITER_AOT_API aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *stream);
+
+/* ------------------------------------------------------------------------------------------
+ * pre_full: prenorm_gemm with aiter_aot_mhc_splits(), then pre. The partials go to workspace,
+ * at least aiter_aot_mhc_workspace_size(tokens, hidden) bytes, 4-byte aligned.
+ * ------------------------------------------------------------------------------------------ */
+typedef struct {
+    size_t size;                 /* sizeof(aiter_aot_mhc_pre_full_args) */
+    int32_t hc_mult;             /* streams n: must be 4 */
+    const void *residual;        /* bf16 [tokens, 4, C], or [tokens, C] with broadcast */
+    const float *fn;             /* [24, 4*C], or [24, C] with broadcast */
+    const float *scale, *base;   /* [3], [24] */
+    const void *norm_weight;     /* bf16 [C], or NULL */
+    float *post, *comb;          /* [tokens, 4], [tokens, 4, 4] */
+    void *layer_input;           /* bf16 [tokens, C] */
+    void *residual_out;          /* broadcast only: bf16 [tokens, 4, C] */
+    void *workspace;
+    size_t workspace_size;
+    int32_t tokens, hidden, broadcast, reserved;
+    aiter_aot_mhc_params params;
+} aiter_aot_mhc_pre_full_args;
+
+AITER_AOT_API aiter_aot_status aiter_aot_mhc_pre_full(const aiter_aot_mhc_pre_full_args *args, void *stream);
+
+/*! aiter_aot_mhc_workspace_size() : bytes of workspace pre_full needs (0 for an invalid shape). */
+AITER_AOT_API size_t aiter_aot_mhc_workspace_size(int32_t tokens, int32_t hidden);
+
+/* ------------------------------------------------------------------------------------------
+ * post: out[t][k][h] = bf16(post[t][k] * x[t][h] + sum_j comb[t][j][k] * residual[t][j][h])
+ * ------------------------------------------------------------------------------------------ */
+typedef struct {
+    size_t size;                 /* sizeof(aiter_aot_mhc_post_args) */
+    int32_t hc_mult;             /* streams n: must be 4 */
+    const float *comb;           /* [tokens, 4, 4] */
+    const float *post;           /* [tokens, 4] */
+    const void *residual;        /* bf16 [tokens, 4, C] */
+    const void *x;               /* bf16 [tokens, C]: the sublayer's output */
+    void *out;                   /* bf16 [tokens, 4, C]; may not alias residual */
+    int32_t tokens, hidden;
+} aiter_aot_mhc_post_args;
+
+AITER_AOT_API aiter_aot_status aiter_aot_mhc_post(const aiter_aot_mhc_post_args *args, void *stream);
+
+/* ------------------------------------------------------------------------------------------
+ * fused_post_pre (tokens <= 16): post, and the next projection's partials from the fp32
+ * (unrounded) new residual in the same kernel:
+ *   v[k][h] = post[k] x[h] + sum_j comb[j][k] residual[j][h];  residual_out = bf16(v);
+ *   mix[s, t, o], sqrsum[s, t] as prenorm_gemm computes them, but from v.
+ * Then call aiter_aot_mhc_pre on residual_out with the same splits.
+ * ------------------------------------------------------------------------------------------ */
+typedef struct {
+    size_t size;                 /* sizeof(aiter_aot_mhc_fused_post_pre_args) */
+    int32_t hc_mult;             /* streams n: must be 4 */
+    const float *comb, *post;    /* the previous sublayer's: [tokens, 4, 4], [tokens, 4] */
+    const void *residual;        /* bf16 [tokens, 4, C] */
+    const void *x;               /* bf16 [tokens, C] */
+    const float *fn;             /* [24, 4*C] */
+    void *residual_out;          /* bf16 [tokens, 4, C]; may not alias residual */
+    float *mix, *sqrsum;         /* [splits, tokens, 24], [splits, tokens] */
+    int32_t tokens, hidden, splits, reserved;
+} aiter_aot_mhc_fused_post_pre_args;
+
+AITER_AOT_API aiter_aot_status aiter_aot_mhc_fused_post_pre(const aiter_aot_mhc_fused_post_pre_args *args,
+                                                            void *stream);
+
+/* ------------------------------------------------------------------------------------------
+ * head: the collapse before the LM head (no Sinkhorn, no post):
+ *   pre[m] = sigmoid((residual[t] . fn[m]) * rsqrt(sum x^2/(4C) + rms_eps) * scale[0] + base[m]) + eps
+ *   out[t][h] = bf16(sum_m pre[m] residual[t][m][h])
+ * ------------------------------------------------------------------------------------------ */
+typedef struct {
+    size_t size;                 /* sizeof(aiter_aot_mhc_head_args) */
+    int32_t hc_mult;             /* streams n: must be 4 */
+    const void *residual;        /* bf16 [tokens, 4, C] */
+    const float *fn;             /* [4, 4*C] */
+    const float *scale;          /* [1] */
+    const float *base;           /* [4] */
+    void *out;                   /* bf16 [tokens, C] */
+    int32_t tokens, hidden;
+    float rms_eps, eps;
+} aiter_aot_mhc_head_args;
+
+AITER_AOT_API aiter_aot_status aiter_aot_mhc_head(const aiter_aot_mhc_head_args *args, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

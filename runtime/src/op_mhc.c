@@ -1,0 +1,263 @@
+/* op_mhc.c : the aiter_aot_mhc_* ops: argument checks, split choice and launches. The kernels
+ * are kernels/mhc/mhc.hip. */
+#include <stdint.h>
+#include <string.h>
+
+#include "aiter_aot.h"
+#include "api.h"
+#include "mhc_kargs.h"
+#include "op.h"
+
+#define BAD(...) aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+#define MAX_TOKENS (1 << 24)
+#define MAX_SPLITS 64
+
+/* ---- shared checks (each returns OK or INVALID_ARGUMENT with the message in d) ---- */
+
+static aiter_aot_status check_shape(const char *op, int32_t hc_mult, int32_t tokens, int32_t hidden, aot_diag *d)
+{
+    if (hc_mult != AOT_MHC_N) return BAD("%s: hc_mult = %d; only 4 streams are built", op, hc_mult);
+    if (hidden < 256 || hidden > AOT_MHC_MAX_HIDDEN || hidden % 256)
+        return BAD("%s: hidden = %d; need a multiple of 256 in 256..%d", op, hidden, AOT_MHC_MAX_HIDDEN);
+    if (tokens < 0 || tokens > MAX_TOKENS) return BAD("%s: tokens = %d; supported 0..%d", op, tokens, MAX_TOKENS);
+    return AITER_AOT_STATUS_OK;
+}
+
+/* Every pointer p[i] is non-NULL and aligned to the digit align[i]; names lists them. */
+static aiter_aot_status check_ptrs(const char *op, const char *names, const char *align, const void *const *p, aot_diag *d)
+{
+    for (int i = 0; align[i]; i++) {
+        if (p[i] != NULL && !aot_misaligned(p[i], (size_t)(align[i] - '0'))) continue;
+        const char *name = names;
+        for (int j = 0; j < i; j++) name = strchr(name, ',') + 2;
+        int len = (int)(strchr(name, ',') ? (size_t)(strchr(name, ',') - name) : strlen(name));
+        return BAD("%s: %.*s is %s", op, len, name, p[i] ? "not aligned to its element size" : "NULL");
+    }
+    return AITER_AOT_STATUS_OK;
+}
+#define PTRS(op, names, align, ...) check_ptrs(op, names, align, (const void *const[]){__VA_ARGS__}, d)
+
+static int32_t max_splits(int32_t hidden) { return hidden / AOT_MHC_GEMM_CHUNK < MAX_SPLITS ? hidden / AOT_MHC_GEMM_CHUNK : MAX_SPLITS; }
+
+static aiter_aot_status check_splits(const char *op, int32_t splits, int32_t hidden, aot_diag *d)
+{
+    if (splits < 1 || splits > max_splits(hidden))
+        return BAD("%s: splits = %d; need 1..%d for hidden = %d", op, splits, max_splits(hidden), hidden);
+    return AITER_AOT_STATUS_OK;
+}
+
+/* ---- split choice ---- */
+
+static int32_t tiles_of(int32_t tokens) { return (tokens + 31) / 32; }
+
+/* The largest split pre_full may pick, whatever the device (sizes its workspace). */
+static int32_t split_bound(int32_t tokens, int32_t hidden)
+{
+    int32_t b = 1024 / (tiles_of(tokens) ? tiles_of(tokens) : 1);
+    b = b < 1 ? 1 : b;
+    return b < max_splits(hidden) ? b : max_splits(hidden);
+}
+
+/* Enough blocks for two per multiprocessor, no more than the bound. */
+static int32_t pick_splits(int32_t tokens, int32_t hidden, int mps)
+{
+    int32_t tiles = tiles_of(tokens) ? tiles_of(tokens) : 1, s = 2 * mps / tiles;
+    s = s < 1 ? 1 : s;
+    return s < split_bound(tokens, hidden) ? s : split_bound(tokens, hidden);
+}
+
+aiter_aot_status aiter_aot_mhc_splits(int32_t tokens, int32_t hidden, int32_t *splits)
+{
+    aot_diag dd, *d = &dd;
+    aiter_aot_status s = check_shape("mhc_splits", AOT_MHC_N, tokens, hidden, d);
+    if (s == AITER_AOT_STATUS_OK && splits == NULL) s = BAD("mhc_splits: splits is NULL");
+    int mps = 0;
+    if (s == AITER_AOT_STATUS_OK) s = aot_op_multiprocessors(&mps, d);
+    if (s == AITER_AOT_STATUS_OK) *splits = pick_splits(tokens, hidden, mps);
+    return aot_api_return(s, d);
+}
+
+size_t aiter_aot_mhc_workspace_size(int32_t tokens, int32_t hidden)
+{
+    if (check_shape("mhc_workspace_size", AOT_MHC_N, tokens, hidden, NULL) != AITER_AOT_STATUS_OK) return 0;
+    return (size_t)split_bound(tokens, hidden) * (size_t)tokens * (AOT_MHC_MIX + 1) * sizeof(float);
+}
+
+/* ---- launches ---- */
+
+static aiter_aot_status launch_gemm(const char *name, aot_mhc_gemm_kargs *k, void *stream, aot_diag *d)
+{
+    unsigned wave;
+    AOT_FORWARD(aot_op_wave(name, sizeof *k, &wave, d));
+    unsigned tokens_per_block = AOT_MHC_BLOCK / wave * AOT_MHC_GEMM_TOKENS;
+    unsigned tiles = ((unsigned)k->tokens + tokens_per_block - 1) / tokens_per_block;
+    return aot_op_launch(name, k, sizeof *k, tiles * (unsigned)k->splits, AOT_MHC_BLOCK, stream, d);
+}
+
+static const char *pre_kernel(int broadcast, int norm)
+{
+    return broadcast ? (norm ? "mhc_pre_broadcast_norm" : "mhc_pre_broadcast") : (norm ? "mhc_pre_norm" : "mhc_pre");
+}
+
+/* ---- prenorm_gemm ---- */
+
+static aiter_aot_status gemm_check(const aiter_aot_mhc_prenorm_gemm_args *a, aot_diag *d)
+{
+    AOT_FORWARD(check_shape("mhc_prenorm_gemm", a->hc_mult, a->tokens, a->hidden, d));
+    AOT_FORWARD(check_splits("mhc_prenorm_gemm", a->splits, a->hidden, d));
+    return PTRS("mhc_prenorm_gemm", "residual, fn, mix, sqrsum", "2444", a->residual, a->fn, a->mix, a->sqrsum);
+}
+
+static aiter_aot_status gemm_run(const aiter_aot_mhc_prenorm_gemm_args *a, void *stream, aot_diag *d)
+{
+    aot_mhc_gemm_kargs k = {.residual = a->residual, .fn = a->fn, .mix = a->mix, .sqrsum = a->sqrsum,
+                            .tokens = a->tokens, .hidden = a->hidden, .splits = a->splits};
+    return launch_gemm(a->broadcast ? "mhc_gemm_n1" : "mhc_gemm_n4", &k, stream, d);
+}
+
+aiter_aot_status aiter_aot_mhc_prenorm_gemm(const aiter_aot_mhc_prenorm_gemm_args *args, void *stream)
+{
+    aot_diag d;
+    aiter_aot_mhc_prenorm_gemm_args a;
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_prenorm_gemm", &d);
+    if (s == AITER_AOT_STATUS_OK) s = gemm_check(&a, &d);
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) s = gemm_run(&a, stream, &d);
+    return aot_api_return(s, &d);
+}
+
+/* ---- pre ---- */
+
+static aiter_aot_status check_params(const char *op, const aiter_aot_mhc_params *p, aot_diag *d)
+{
+    if (p->sinkhorn_iters < 1 || p->sinkhorn_iters > 10000)
+        return BAD("%s: params.sinkhorn_iters = %d; need 1..10000", op, p->sinkhorn_iters);
+    if (!(p->rms_eps >= 0 && p->pre_eps >= 0 && p->sinkhorn_eps >= 0 && p->norm_eps >= 0))
+        return BAD("%s: params: every eps must be >= 0 (and not NaN)", op);
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status pre_check(const aiter_aot_mhc_pre_args *a, aot_diag *d)
+{
+    AOT_FORWARD(check_shape("mhc_pre", a->hc_mult, a->tokens, a->hidden, d));
+    AOT_FORWARD(check_splits("mhc_pre", a->splits, a->hidden, d));
+    AOT_FORWARD(check_params("mhc_pre", &a->params, d));
+    AOT_FORWARD(PTRS("mhc_pre", "mix, sqrsum, scale, base, residual, post, comb, layer_input", "44442442",
+                     a->mix, a->sqrsum, a->scale, a->base, a->residual, a->post, a->comb, a->layer_input));
+    if (a->norm_weight && aot_misaligned(a->norm_weight, 2)) return BAD("mhc_pre: norm_weight is not 2-byte aligned");
+    if (a->broadcast ? (a->residual_out == NULL || aot_misaligned(a->residual_out, 2)) : a->residual_out != NULL)
+        return BAD("mhc_pre: residual_out must be given (2-byte aligned) with broadcast, and NULL without");
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status pre_run(const aiter_aot_mhc_pre_args *a, void *stream, aot_diag *d)
+{
+    const aiter_aot_mhc_params *p = &a->params;
+    aot_mhc_pre_kargs k = {a->mix, a->sqrsum, a->scale, a->base, a->residual, a->norm_weight, a->post, a->comb,
+                           a->layer_input, a->residual_out, a->tokens, a->hidden, a->splits, p->sinkhorn_iters,
+                           p->rms_eps, p->pre_eps, p->sinkhorn_eps, p->post_mult, p->norm_eps, 0};
+    return aot_op_launch(pre_kernel(a->broadcast, a->norm_weight != NULL), &k, sizeof k, (unsigned)a->tokens,
+                         AOT_MHC_BLOCK, stream, d);
+}
+
+aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *stream)
+{
+    aot_diag d;
+    aiter_aot_mhc_pre_args a;
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_pre", &d);
+    if (s == AITER_AOT_STATUS_OK) s = pre_check(&a, &d);
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) s = pre_run(&a, stream, &d);
+    return aot_api_return(s, &d);
+}
+
+/* ---- pre_full ---- */
+
+static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void *stream, aot_diag *d)
+{
+    if (a->workspace_size < aiter_aot_mhc_workspace_size(a->tokens, a->hidden))
+        return BAD("mhc_pre_full: workspace_size %zu < %zu (aiter_aot_mhc_workspace_size)", a->workspace_size,
+                   aiter_aot_mhc_workspace_size(a->tokens, a->hidden));
+    if (a->workspace == NULL || aot_misaligned(a->workspace, 4)) return BAD("mhc_pre_full: workspace must be non-NULL and 4-byte aligned");
+    int mps;
+    AOT_FORWARD(aot_op_multiprocessors(&mps, d));
+    int32_t splits = pick_splits(a->tokens, a->hidden, mps);
+    float *mix = a->workspace, *sqrsum = mix + (size_t)splits * a->tokens * AOT_MHC_MIX;
+    aiter_aot_mhc_prenorm_gemm_args g = {sizeof g, a->hc_mult, a->residual, a->fn, mix, sqrsum,
+                                         a->tokens, a->hidden, splits, a->broadcast};
+    aiter_aot_mhc_pre_args p = {sizeof p, a->hc_mult, mix, sqrsum, a->scale, a->base, a->residual, a->norm_weight,
+                                a->post, a->comb, a->layer_input, a->residual_out, a->tokens, a->hidden, splits,
+                                a->broadcast, a->params};
+    AOT_FORWARD(gemm_check(&g, d));
+    AOT_FORWARD(pre_check(&p, d)); /* both checked before either launches */
+    AOT_FORWARD(gemm_run(&g, stream, d));
+    return pre_run(&p, stream, d);
+}
+
+aiter_aot_status aiter_aot_mhc_pre_full(const aiter_aot_mhc_pre_full_args *args, void *stream)
+{
+    aot_diag d;
+    aiter_aot_mhc_pre_full_args a;
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_pre_full", &d);
+    if (s == AITER_AOT_STATUS_OK) s = check_shape("mhc_pre_full", a.hc_mult, a.tokens, a.hidden, &d);
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) s = pre_full_run(&a, stream, &d);
+    return aot_api_return(s, &d);
+}
+
+/* ---- post ---- */
+
+aiter_aot_status aiter_aot_mhc_post(const aiter_aot_mhc_post_args *args, void *stream)
+{
+    aot_diag dd, *d = &dd;
+    aiter_aot_mhc_post_args a;
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_post", d);
+    if (s == AITER_AOT_STATUS_OK) s = check_shape("mhc_post", a.hc_mult, a.tokens, a.hidden, d);
+    if (s == AITER_AOT_STATUS_OK)
+        s = PTRS("mhc_post", "comb, post, residual, x, out", "44222", a.comb, a.post, a.residual, a.x, a.out);
+    if (s == AITER_AOT_STATUS_OK && a.out == a.residual) s = BAD("mhc_post: out may not alias residual");
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
+        aot_mhc_post_kargs k = {a.comb, a.post, a.residual, a.x, a.out, a.tokens, a.hidden};
+        unsigned spans = ((unsigned)a.hidden + AOT_MHC_POST_SPAN - 1) / AOT_MHC_POST_SPAN;
+        s = aot_op_launch("mhc_post", &k, sizeof k, (unsigned)a.tokens * spans, AOT_MHC_BLOCK, stream, d);
+    }
+    return aot_api_return(s, d);
+}
+
+/* ---- fused_post_pre ---- */
+
+aiter_aot_status aiter_aot_mhc_fused_post_pre(const aiter_aot_mhc_fused_post_pre_args *args, void *stream)
+{
+    aot_diag dd, *d = &dd;
+    aiter_aot_mhc_fused_post_pre_args a;
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_fused_post_pre", d);
+    if (s == AITER_AOT_STATUS_OK) s = check_shape("mhc_fused_post_pre", a.hc_mult, a.tokens, a.hidden, d);
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 16)
+        s = BAD("mhc_fused_post_pre: tokens = %d; the fused path is for 1..16 (use mhc_post, then prenorm_gemm)", a.tokens);
+    if (s == AITER_AOT_STATUS_OK) s = check_splits("mhc_fused_post_pre", a.splits, a.hidden, d);
+    if (s == AITER_AOT_STATUS_OK)
+        s = PTRS("mhc_fused_post_pre", "comb, post, residual, x, fn, residual_out, mix, sqrsum", "44224244",
+                 a.comb, a.post, a.residual, a.x, a.fn, a.residual_out, a.mix, a.sqrsum);
+    if (s == AITER_AOT_STATUS_OK && a.residual_out == a.residual) s = BAD("mhc_fused_post_pre: residual_out may not alias residual");
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
+        aot_mhc_gemm_kargs k = {a.residual, a.fn, a.mix, a.sqrsum, a.x, a.post, a.comb, a.residual_out,
+                                a.tokens, a.hidden, a.splits, 0};
+        s = launch_gemm("mhc_gemm_fused", &k, stream, d);
+    }
+    return aot_api_return(s, d);
+}
+
+/* ---- head ---- */
+
+aiter_aot_status aiter_aot_mhc_head(const aiter_aot_mhc_head_args *args, void *stream)
+{
+    aot_diag dd, *d = &dd;
+    aiter_aot_mhc_head_args a;
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_head", d);
+    if (s == AITER_AOT_STATUS_OK) s = check_shape("mhc_head", a.hc_mult, a.tokens, a.hidden, d);
+    if (s == AITER_AOT_STATUS_OK)
+        s = PTRS("mhc_head", "residual, fn, scale, base, out", "24442", a.residual, a.fn, a.scale, a.base, a.out);
+    if (s == AITER_AOT_STATUS_OK && !(a.rms_eps >= 0 && a.eps >= 0)) s = BAD("mhc_head: rms_eps and eps must be >= 0");
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
+        aot_mhc_head_kargs k = {a.residual, a.fn, a.scale, a.base, a.out, a.tokens, a.hidden, a.rms_eps, a.eps};
+        s = aot_op_launch("mhc_head", &k, sizeof k, (unsigned)a.tokens, AOT_MHC_BLOCK, stream, d);
+    }
+    return aot_api_return(s, d);
+}

@@ -1,0 +1,379 @@
+/* harness_mhc.c : the mHC cases (see harness.h). Inputs as ../shared/reference/mhc.md's tests
+ * draw them (residual and x ~ N(0,1) in bf16, fn ~ 1e-4 N(0,1), scale ~ 0.1 N(0,1), base ~
+ * N(0,1), norm weight ~ 1 + 0.1 N(0,1)), DeepSeek-V4's parameters; every output is poisoned
+ * first and every element checked against the fp64 reference (tests/ref/ref_mhc.c).
+ * Tolerances, and why:
+ *   post, comb         1e-4 relative (fp32 intermediates; the fast exp/rsqrt are ~1e-6)
+ *   comb rows, columns sum to 1 within 1e-3 (doubly stochastic)
+ *   bf16 outputs       one bf16 ulp of the exact value, plus 1e-5 of the magnitude sum of the
+ *                      terms (fp32 accumulation and fp32 coefficients: cancellation between
+ *                      the 4 streams can leave a tiny result whose last bit fp32 cannot know);
+ *                      with the fused RMSNorm two ulps: the kernel rounds its fp32 collapse to
+ *                      bf16 before the scale, where the fp64 collapse may round the other way
+ *   projection sums    1e-5 of the magnitude sum (fp32 sums of up to 4*16384 products)
+ *   residual_out (broadcast): bit-exact copies of the input row. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "ref.h"
+#include "ref_mhc.h"
+
+static const aiter_aot_mhc_params params = {1e-6f, 1e-6f, 1e-6f, 2.0f, 20, 1e-6f};
+static const ref_mhc_params ref_params = {1e-6, 1e-6, 1e-6, 2.0, 1e-6, 20};
+
+/* ---- inputs ---- */
+
+static uint16_t *bf16_tensor(ref_rng *r, long n, double mean, double sd, double *vals)
+{
+    uint16_t *b = malloc((size_t)n * 2);
+    for (long i = 0; i < n; i++) {
+        b[i] = ref_to_bf16((float)(mean + sd * ref_normal(r)));
+        vals[i] = ref_bf16_value(b[i]);
+    }
+    return b;
+}
+
+static float *f32_tensor(ref_rng *r, long n, double sd)
+{
+    float *f = malloc((size_t)n * 4);
+    for (long i = 0; i < n; i++) f[i] = (float)(sd * ref_normal(r));
+    return f;
+}
+
+static float *f32_uniform(ref_rng *r, long n, double hi)
+{
+    float *f = malloc((size_t)n * 4);
+    for (long i = 0; i < n; i++) f[i] = (float)(hi * ref_uniform(r));
+    return f;
+}
+
+/* ---- device buffers: every one poisoned by m->alloc, freed together ---- */
+
+typedef struct {
+    const harness_mem *m;
+    void *p[16];
+    int n, ok;
+} dbufs;
+
+static void *dput(dbufs *b, const void *host, size_t bytes)
+{
+    void *d = b->m->alloc(bytes ? bytes : 1);
+    b->p[b->n++] = d;
+    if (!d || (host && b->m->upload(d, host, bytes))) b->ok = 0;
+    return d;
+}
+
+static void *dget(dbufs *b, const void *dev, size_t bytes)
+{
+    void *h = malloc(bytes ? bytes : 1);
+    if (b->ok && b->m->download(h, dev, bytes)) b->ok = 0;
+    return h;
+}
+
+static void dfree(dbufs *b) { for (int i = 0; i < b->n; i++) b->m->release(b->p[i]); }
+
+/* ---- checks (each returns 1, or 0 with the first failure in why) ---- */
+
+static double ulp_bf16(double x)
+{
+    int e;
+    frexp(fabs(x), &e); /* |x| = f * 2^e, f in [0.5, 1) */
+    return ldexp(1.0, (e - 1 < -126 ? -126 : e - 1) - 7);
+}
+
+static int check_bf16(const char *name, const uint16_t *got, const double *ref, const double *mag, double mag_scale,
+                      long n, double ulps, char *why, size_t cap)
+{
+    for (long i = 0; i < n; i++) {
+        double g = ref_bf16_value(got[i]), lim = ulps * ulp_bf16(ref[i]) + 1e-5 * mag[i] * mag_scale;
+        if (!(fabs(g - ref[i]) <= lim)) return snprintf(why, cap, "%s[%ld] = %.8g, want %.8g (limit %.3g)", name, i, g, ref[i], lim), 0;
+    }
+    return 1;
+}
+
+static int check_rel(const char *name, const float *got, const double *ref, long n, double rel, double abs_, char *why, size_t cap)
+{
+    for (long i = 0; i < n; i++)
+        if (!(fabs(got[i] - ref[i]) <= rel * fabs(ref[i]) + abs_))
+            return snprintf(why, cap, "%s[%ld] = %.9g, want %.9g", name, i, got[i], ref[i]), 0;
+    return 1;
+}
+
+static int check_stochastic(const float *comb, int tokens, char *why, size_t cap)
+{
+    for (int t = 0; t < tokens; t++)
+        for (int i = 0; i < 4; i++) {
+            const float *c = comb + t * 16;
+            double row = c[i * 4] + c[i * 4 + 1] + c[i * 4 + 2] + c[i * 4 + 3], col = c[i] + c[4 + i] + c[8 + i] + c[12 + i];
+            if (!(fabs(row - 1) <= 1e-3 && fabs(col - 1) <= 1e-3))
+                return snprintf(why, cap, "comb of token %d: row %d sums to %.6f, column %d to %.6f", t, i, row, i, col), 0;
+        }
+    return 1;
+}
+
+/* Partials summed over the splits against the fp64 projection. */
+static int check_partials(const float *mix, const float *sq, int splits, int tokens, const double *dot, const double *rsq,
+                          const double *mag, char *why, size_t cap)
+{
+    for (int t = 0; t < tokens; t++) {
+        double s = 0;
+        for (int p = 0; p < splits; p++) s += sq[(long)p * tokens + t];
+        if (!(fabs(s - rsq[t]) <= 1e-5 * rsq[t])) return snprintf(why, cap, "sqrsum[%d] = %.9g, want %.9g", t, s, rsq[t]), 0;
+        for (int o = 0; o < 24; o++) {
+            double m = 0;
+            for (int p = 0; p < splits; p++) m += mix[((long)p * tokens + t) * 24 + o];
+            if (!(fabs(m - dot[t * 24 + o]) <= 1e-5 * mag[t * 24 + o] + 1e-30))
+                return snprintf(why, cap, "mix[%d][%d] = %.9g, want %.9g", t, o, m, dot[t * 24 + o]), 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- pre (pre_full, or prenorm_gemm + pre with given splits) ---- */
+
+typedef struct {
+    int tokens, hidden, streams, norm;
+    double *x, *w;              /* residual values [T][streams*C], norm weight [C] */
+    uint16_t *xb, *wb;
+    float *fn, *scale, *base;
+} pre_inputs;
+
+/* The reference layer_input of every token (and its magnitudes), post and comb. */
+static void pre_reference(const pre_inputs *in, double *li, double *mag, double *post, double *comb, double *dot,
+                          double *sq, double *dmag)
+{
+    const int T = in->tokens, C = in->hidden;
+    const long K = (long)in->streams * C;
+    ref_mhc_project(in->x, in->fn, T, K, 24, dot, sq, dmag);
+    double *r4 = malloc(sizeof(double) * 4 * C);
+    for (int t = 0; t < T; t++) {
+        double pre[4];
+        ref_mhc_coefficients(dot + t * 24, sq[t], K, in->scale, in->base, &ref_params, pre, post + t * 4, comb + t * 16);
+        for (int j = 0; j < 4; j++) memcpy(r4 + (long)j * C, in->x + t * K + (in->streams == 4 ? (long)j * C : 0), sizeof(double) * C);
+        double *u = li + (long)t * C, *m = mag + (long)t * C;
+        ref_mhc_collapse(pre, r4, C, u, m);
+        if (!in->norm) continue;
+        double ss = 0;
+        for (int h = 0; h < C; h++) ss += u[h] * u[h];
+        double inv = 1.0 / sqrt(ss / C + ref_params.norm_eps);
+        for (int h = 0; h < C; h++) {
+            u[h] = ref_bf16_value(ref_to_bf16((float)u[h])) * inv * in->w[h];
+            m[h] *= inv * fabs(in->w[h]);
+        }
+    }
+    free(r4);
+}
+
+static int run_pre(const harness_mem *m, const mhc_case *c, const pre_inputs *in, char *why, size_t cap)
+{
+    const int T = c->tokens, C = c->hidden;
+    const long K = (long)in->streams * C;
+    dbufs b = {m, {0}, 0, 1};
+    const void *d_x = dput(&b, in->xb, (size_t)T * K * 2), *d_fn = dput(&b, in->fn, (size_t)24 * K * 4);
+    const void *d_scale = dput(&b, in->scale, 12), *d_base = dput(&b, in->base, 96);
+    const void *d_w = in->norm ? dput(&b, in->wb, (size_t)C * 2) : NULL;
+    void *d_post = dput(&b, NULL, (size_t)T * 16), *d_comb = dput(&b, NULL, (size_t)T * 64), *d_li = dput(&b, NULL, (size_t)T * C * 2);
+    void *d_rout = c->broadcast ? dput(&b, NULL, (size_t)T * 4 * C * 2) : NULL;
+    int splits = c->splits;
+    size_t ws = c->op == MHC_PRE_FULL ? aiter_aot_mhc_workspace_size(T, C) : (size_t)splits * T * 25 * 4;
+    float *d_ws = dput(&b, NULL, ws);
+    aiter_aot_status s = b.ok ? AITER_AOT_STATUS_OK : AITER_AOT_STATUS_OUT_OF_MEMORY;
+    if (s == AITER_AOT_STATUS_OK && c->op == MHC_PRE_FULL) {
+        aiter_aot_mhc_pre_full_args a = {.size = sizeof a, .hc_mult = 4, .residual = d_x, .fn = d_fn, .scale = d_scale,
+                                         .base = d_base, .norm_weight = d_w, .post = d_post, .comb = d_comb,
+                                         .layer_input = d_li, .residual_out = d_rout, .workspace = d_ws,
+                                         .workspace_size = ws, .tokens = T, .hidden = C, .broadcast = c->broadcast,
+                                         .params = params};
+        s = aiter_aot_mhc_pre_full(&a, m->stream);
+    } else if (s == AITER_AOT_STATUS_OK) {
+        float *d_mix = d_ws, *d_sq = d_ws + (size_t)splits * T * 24;
+        aiter_aot_mhc_prenorm_gemm_args g = {.size = sizeof g, .hc_mult = 4, .residual = d_x, .fn = d_fn, .mix = d_mix,
+                                             .sqrsum = d_sq, .tokens = T, .hidden = C, .splits = splits,
+                                             .broadcast = c->broadcast};
+        aiter_aot_mhc_pre_args p = {.size = sizeof p, .hc_mult = 4, .mix = d_mix, .sqrsum = d_sq, .scale = d_scale,
+                                    .base = d_base, .residual = d_x, .norm_weight = d_w, .post = d_post,
+                                    .comb = d_comb, .layer_input = d_li, .residual_out = d_rout, .tokens = T,
+                                    .hidden = C, .splits = splits, .broadcast = c->broadcast, .params = params};
+        s = aiter_aot_mhc_prenorm_gemm(&g, m->stream);
+        if (s == AITER_AOT_STATUS_OK) s = aiter_aot_mhc_pre(&p, m->stream);
+    }
+    int ok = s == AITER_AOT_STATUS_OK && m->sync() == 0;
+    if (s != AITER_AOT_STATUS_OK) snprintf(why, cap, "status %d: %s", s, aiter_aot_last_error());
+    float *post = dget(&b, d_post, (size_t)T * 16), *comb = dget(&b, d_comb, (size_t)T * 64), *ws_h = dget(&b, d_ws, ws);
+    uint16_t *li = dget(&b, d_li, (size_t)T * C * 2), *rout = c->broadcast ? dget(&b, d_rout, (size_t)T * 4 * C * 2) : NULL;
+    ok = ok && b.ok;
+    double *rli = malloc(sizeof(double) * T * C), *rmag = malloc(sizeof(double) * T * C);
+    double *rpost = malloc(sizeof(double) * T * 4), *rcomb = malloc(sizeof(double) * T * 16);
+    double *dot = malloc(sizeof(double) * T * 24), *sq = malloc(sizeof(double) * T), *dmag = malloc(sizeof(double) * T * 24);
+    pre_reference(in, rli, rmag, rpost, rcomb, dot, sq, dmag);
+    if (ok && c->op == MHC_GEMM_THEN_PRE) ok = check_partials(ws_h, ws_h + (size_t)splits * T * 24, splits, T, dot, sq, dmag, why, cap);
+    if (ok) ok = check_rel("post", post, rpost, T * 4L, 1e-4, 1e-7, why, cap);
+    if (ok) ok = check_rel("comb", comb, rcomb, T * 16L, 1e-4, 1e-7, why, cap);
+    if (ok) ok = check_stochastic(comb, T, why, cap);
+    if (ok) ok = check_bf16("layer_input", li, rli, rmag, 1.0, (long)T * C, in->norm ? 2.0 : 1.0, why, cap);
+    for (long i = 0; ok && rout && i < (long)T * 4 * C; i++)
+        if (rout[i] != in->xb[(i / (4L * C)) * C + i % C]) ok = 0, snprintf(why, cap, "residual_out[%ld] is not the input", i);
+    dfree(&b);
+    free(post), free(comb), free(ws_h), free(li), free(rout), free(rli), free(rmag), free(rpost), free(rcomb);
+    free(dot), free(sq), free(dmag);
+    return ok;
+}
+
+static int case_pre(const harness_mem *m, const mhc_case *c, ref_rng *r, char *why, size_t cap)
+{
+    pre_inputs in = {c->tokens, c->hidden, c->broadcast ? 1 : 4, c->norm, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    const long K = (long)in.streams * c->hidden;
+    in.x = malloc(sizeof(double) * c->tokens * K), in.w = malloc(sizeof(double) * c->hidden);
+    in.xb = bf16_tensor(r, c->tokens * K, 0, 1, in.x), in.wb = bf16_tensor(r, c->hidden, 1, 0.1, in.w);
+    in.fn = f32_tensor(r, 24 * K, 1e-4), in.scale = f32_tensor(r, 3, 0.1), in.base = f32_tensor(r, 24, 1);
+    int ok = run_pre(m, c, &in, why, cap);
+    free(in.x), free(in.w), free(in.xb), free(in.wb), free(in.fn), free(in.scale), free(in.base);
+    return ok;
+}
+
+/* ---- post and fused post + projection ---- */
+
+static int case_post(const harness_mem *m, const mhc_case *c, ref_rng *r, char *why, size_t cap)
+{
+    const int T = c->tokens, C = c->hidden, fused = c->op == MHC_FUSED;
+    const long n = (long)T * 4 * C;
+    double *res = malloc(sizeof(double) * n), *y = malloc(sizeof(double) * T * C);
+    uint16_t *resb = bf16_tensor(r, n, 0, 1, res), *yb = bf16_tensor(r, (long)T * C, 0, 1, y);
+    float *comb = f32_uniform(r, T * 16L, 1.0), *post = f32_uniform(r, T * 4L, 2.0), *fn = f32_tensor(r, 24 * 4L * C, 1e-4);
+    dbufs b = {m, {0}, 0, 1};
+    void *d_res = dput(&b, resb, (size_t)n * 2), *d_y = dput(&b, yb, (size_t)T * C * 2), *d_out = dput(&b, NULL, (size_t)n * 2);
+    void *d_comb = dput(&b, comb, (size_t)T * 64), *d_post = dput(&b, post, (size_t)T * 16);
+    void *d_fn = fused ? dput(&b, fn, (size_t)24 * 4 * C * 4) : NULL;
+    size_t ws = fused ? (size_t)c->splits * T * 25 * 4 : 0;
+    float *d_ws = fused ? dput(&b, NULL, ws) : NULL;
+    aiter_aot_status s = b.ok ? AITER_AOT_STATUS_OK : AITER_AOT_STATUS_OUT_OF_MEMORY;
+    if (s == AITER_AOT_STATUS_OK && fused) {
+        aiter_aot_mhc_fused_post_pre_args a = {.size = sizeof a, .hc_mult = 4, .comb = d_comb, .post = d_post,
+                                               .residual = d_res, .x = d_y, .fn = d_fn, .residual_out = d_out,
+                                               .mix = d_ws, .sqrsum = d_ws + (size_t)c->splits * T * 24, .tokens = T,
+                                               .hidden = C, .splits = c->splits};
+        s = aiter_aot_mhc_fused_post_pre(&a, m->stream);
+    } else if (s == AITER_AOT_STATUS_OK) {
+        aiter_aot_mhc_post_args a = {.size = sizeof a, .hc_mult = 4, .comb = d_comb, .post = d_post, .residual = d_res,
+                                     .x = d_y, .out = d_out, .tokens = T, .hidden = C};
+        s = aiter_aot_mhc_post(&a, m->stream);
+    }
+    int ok = s == AITER_AOT_STATUS_OK && m->sync() == 0;
+    if (s != AITER_AOT_STATUS_OK) snprintf(why, cap, "status %d: %s", s, aiter_aot_last_error());
+    uint16_t *out = dget(&b, d_out, (size_t)n * 2);
+    float *ws_h = fused ? dget(&b, d_ws, ws) : NULL;
+    ok = ok && b.ok;
+    double *ref = malloc(sizeof(double) * n), *mag = malloc(sizeof(double) * n);
+    for (int t = 0; t < T; t++) {
+        double cm[16], pt[4];
+        for (int i = 0; i < 16; i++) cm[i] = comb[t * 16 + i];
+        for (int i = 0; i < 4; i++) pt[i] = post[t * 4 + i];
+        ref_mhc_post(cm, pt, res + (long)t * 4 * C, y + (long)t * C, C, ref + (long)t * 4 * C, mag + (long)t * 4 * C);
+    }
+    if (ok) ok = check_bf16("residual_out", out, ref, mag, 0.4, n, 1.0, why, cap); /* 4e-6 of the magnitudes */
+    if (ok && fused) {
+        double *dot = malloc(sizeof(double) * T * 24), *sq = malloc(sizeof(double) * T), *dm = malloc(sizeof(double) * T * 24);
+        ref_mhc_project(ref, fn, T, 4L * C, 24, dot, sq, dm); /* from the unrounded new residual */
+        ok = check_partials(ws_h, ws_h + (size_t)c->splits * T * 24, c->splits, T, dot, sq, dm, why, cap);
+        free(dot), free(sq), free(dm);
+    }
+    dfree(&b);
+    free(res), free(y), free(resb), free(yb), free(comb), free(post), free(fn), free(out), free(ws_h), free(ref), free(mag);
+    return ok;
+}
+
+/* ---- head ---- */
+
+static int case_head(const harness_mem *m, const mhc_case *c, ref_rng *r, char *why, size_t cap)
+{
+    const int T = c->tokens, C = c->hidden;
+    const long K = 4L * C;
+    double *x = malloc(sizeof(double) * T * K);
+    uint16_t *xb = bf16_tensor(r, T * K, 0, 1, x);
+    float *fn = f32_tensor(r, 4 * K, 1e-4), *scale = f32_tensor(r, 1, 0.1), *base = f32_tensor(r, 4, 1);
+    const float eps = 1e-6f;
+    dbufs b = {m, {0}, 0, 1};
+    void *d_x = dput(&b, xb, (size_t)T * K * 2), *d_fn = dput(&b, fn, (size_t)4 * K * 4), *d_s = dput(&b, scale, 4);
+    void *d_b = dput(&b, base, 16), *d_out = dput(&b, NULL, (size_t)T * C * 2);
+    aiter_aot_mhc_head_args a = {.size = sizeof a, .hc_mult = 4, .residual = d_x, .fn = d_fn, .scale = d_s, .base = d_b,
+                                 .out = d_out, .tokens = T, .hidden = C, .rms_eps = eps, .eps = eps};
+    aiter_aot_status s = b.ok ? aiter_aot_mhc_head(&a, m->stream) : AITER_AOT_STATUS_OUT_OF_MEMORY;
+    int ok = s == AITER_AOT_STATUS_OK && m->sync() == 0;
+    if (s != AITER_AOT_STATUS_OK) snprintf(why, cap, "status %d: %s", s, aiter_aot_last_error());
+    uint16_t *out = dget(&b, d_out, (size_t)T * C * 2);
+    ok = ok && b.ok;
+    double *dot = malloc(sizeof(double) * T * 4), *sq = malloc(sizeof(double) * T), *dm = malloc(sizeof(double) * T * 4);
+    double *ref = malloc(sizeof(double) * T * C), *mag = malloc(sizeof(double) * T * C);
+    ref_mhc_project(x, fn, T, K, 4, dot, sq, dm);
+    for (int t = 0; t < T; t++) {
+        double pre[4], rms = 1.0 / sqrt(sq[t] / K + eps);
+        for (int j = 0; j < 4; j++) pre[j] = 1.0 / (1.0 + exp(-(dot[t * 4 + j] * rms * scale[0] + base[j]))) + eps;
+        ref_mhc_collapse(pre, x + t * K, C, ref + (long)t * C, mag + (long)t * C);
+    }
+    if (ok) ok = check_bf16("out", out, ref, mag, 1.0, (long)T * C, 1.0, why, cap);
+    dfree(&b);
+    free(x), free(xb), free(fn), free(scale), free(base), free(out), free(dot), free(sq), free(dm), free(ref), free(mag);
+    return ok;
+}
+
+void harness_mhc(const harness_mem *m, const mhc_case *c, uint64_t seed, harness_tally *t)
+{
+    static const char *const names[] = {"pre_full", "prenorm_gemm+pre", "post", "fused_post_pre", "head"};
+    char what[128], why[200] = "";
+    snprintf(what, sizeof what, "mhc_%s T=%d C=%d%s%s", names[c->op], c->tokens, c->hidden, c->norm ? " norm" : "",
+             c->broadcast ? " broadcast" : "");
+    if (c->op == MHC_GEMM_THEN_PRE || c->op == MHC_FUSED) snprintf(what + strlen(what), sizeof what - strlen(what), " S=%d", c->splits);
+    ref_rng r;
+    ref_seed(&r, seed);
+    int ok = c->op <= MHC_GEMM_THEN_PRE ? case_pre(m, c, &r, why, sizeof why)
+             : c->op == MHC_HEAD     ? case_head(m, c, &r, why, sizeof why)
+                                     : case_post(m, c, &r, why, sizeof why);
+    harness_report(t, ok, what, why);
+}
+
+void harness_mhc_bad_args(const harness_mem *m, harness_tally *t)
+{
+    char *p = m->alloc(1 << 16);
+    float *f = (float *)p;
+    aiter_aot_mhc_pre_args good = {.size = sizeof good, .hc_mult = 4, .mix = f, .sqrsum = f, .scale = f, .base = f,
+                                   .residual = p, .post = f, .comb = f, .layer_input = p, .tokens = 2, .hidden = 256,
+                                   .splits = 1, .params = params};
+    struct { const char *what; aiter_aot_mhc_pre_args a; } pre[] = {
+        {"hidden = 4000", good}, {"hc_mult = 3", good}, {"NULL mix", good}, {"splits = 0", good},
+        {"sinkhorn_iters = 0", good}, {"misaligned residual", good}, {"residual_out without broadcast", good},
+        {"hidden = 16640", good}};
+    pre[0].a.hidden = 4000, pre[1].a.hc_mult = 3, pre[2].a.mix = NULL, pre[3].a.splits = 0;
+    pre[4].a.params.sinkhorn_iters = 0, pre[5].a.residual = p + 1, pre[6].a.residual_out = p, pre[7].a.hidden = 16640;
+    aiter_aot_stats before = {.size = sizeof before}, after = {.size = sizeof after};
+    aiter_aot_get_stats(&before);
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "mhc_pre rejects %s", pre[i].what);
+        aiter_aot_status s = aiter_aot_mhc_pre(&pre[i].a, m->stream);
+        harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT && aiter_aot_last_error()[0], what, aiter_aot_last_error());
+    }
+    aiter_aot_mhc_fused_post_pre_args fused = {.size = sizeof fused, .hc_mult = 4, .comb = f, .post = f, .residual = p,
+                                               .x = p, .fn = f, .residual_out = p + 4096, .mix = f, .sqrsum = f,
+                                               .tokens = 17, .hidden = 256, .splits = 1};
+    aiter_aot_status s = aiter_aot_mhc_fused_post_pre(&fused, m->stream);
+    harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT, "mhc_fused_post_pre rejects tokens = 17", aiter_aot_last_error());
+    aiter_aot_mhc_post_args post = {.size = sizeof post, .hc_mult = 4, .comb = f, .post = f, .residual = p, .x = p,
+                                    .out = p, .tokens = 1, .hidden = 256};
+    s = aiter_aot_mhc_post(&post, m->stream);
+    harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT, "mhc_post rejects out aliasing residual", aiter_aot_last_error());
+    aiter_aot_mhc_pre_full_args full = {.size = sizeof full, .hc_mult = 4, .residual = p, .fn = f, .scale = f, .base = f,
+                                        .post = f, .comb = f, .layer_input = p, .workspace = p, .workspace_size = 16,
+                                        .tokens = 64, .hidden = 256, .params = params};
+    s = aiter_aot_mhc_pre_full(&full, m->stream);
+    harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT, "mhc_pre_full rejects a small workspace", aiter_aot_last_error());
+    aiter_aot_mhc_head_args head = {.size = sizeof head, .hc_mult = 4, .residual = p, .fn = NULL, .scale = f, .base = f,
+                                    .out = p, .tokens = 1, .hidden = 512};
+    s = aiter_aot_mhc_head(&head, m->stream);
+    harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT, "mhc_head rejects NULL fn", aiter_aot_last_error());
+    aiter_aot_get_stats(&after);
+    harness_report(t, after.launches == before.launches, "mhc: no bad call launched anything", "");
+    m->release(p);
+}
