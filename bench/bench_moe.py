@@ -185,4 +185,5 @@ def main():
         json.dump({"device": name, "date": time.strftime("%Y-%m-%d"), "copy_TBps": bw, "rows": rows}, f, indent=1)
 
 
-main()
+if __name__ == "__main__":
+    main()

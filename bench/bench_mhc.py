@@ -1,0 +1,142 @@
+"""mHC: aiter-aot (libaiter_aot.so through ctypes, on PyTorch tensors and the current stream) side
+by side with the PyTorch code a user would write from the math (../shared/reference/mhc.md
+section 3), eager and torch.compile, in one process, on the same inputs. CUDA-graph replays
+(GPU time), median of many runs, inputs rotated among several sets. Outputs are compared with
+torch's before anything is timed. Usage: python3 bench/bench_mhc.py LIBAITER_AOT_SO OUT_DIR"""
+import json
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import aiter_aot_ctypes as A  # noqa: E402
+from bench_moe import bench, bench_graph, copy_bandwidth  # noqa: E402
+
+lib = A.load(sys.argv[1])
+out_dir = sys.argv[2] if len(sys.argv) > 2 else "."
+dev = torch.device("cuda")
+stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
+EPS, ITERS, POST_MULT = 1e-6, 20, 2.0
+PARAMS = A.MhcParams(EPS, EPS, EPS, POST_MULT, ITERS, EPS)
+
+
+def torch_pre(res, fn, scale, base):
+    t = res.shape[0]
+    x = res.view(t, -1).float()
+    mix = (x @ fn.t()) * torch.rsqrt(x.square().mean(-1, keepdim=True) + EPS)
+    pre = torch.sigmoid(mix[:, :4] * scale[0] + base[:4]) + EPS
+    post = torch.sigmoid(mix[:, 4:8] * scale[1] + base[4:8]) * POST_MULT
+    comb = (mix[:, 8:] * scale[2] + base[8:]).view(t, 4, 4)
+    comb = torch.softmax(comb, -1) + EPS
+    comb = comb / (comb.sum(-2, keepdim=True) + EPS)
+    for _ in range(ITERS - 1):
+        comb = comb / (comb.sum(-1, keepdim=True) + EPS)
+        comb = comb / (comb.sum(-2, keepdim=True) + EPS)
+    li = (pre[..., None] * res.float()).sum(1).bfloat16()
+    return post, comb, li
+
+
+def torch_post(x, res, post, comb):
+    return (post[..., None] * x[:, None, :].float() + torch.einsum("tjk,tjh->tkh", comb, res.float())).bfloat16()
+
+
+def pre_set(t, c):
+    res = torch.randn(t, 4, c, device=dev).bfloat16()
+    fn = 1e-4 * torch.randn(24, 4 * c, device=dev)
+    scale, base = 0.1 * torch.randn(3, device=dev), torch.randn(24, device=dev)
+    post, comb = torch.empty(t, 4, device=dev), torch.empty(t, 4, 4, device=dev)
+    li = torch.empty(t, c, device=dev, dtype=torch.bfloat16)
+    ws = torch.empty(lib.aiter_aot_mhc_workspace_size(t, c), dtype=torch.uint8, device=dev)
+    args = A.MhcPreFullArgs(A.C.sizeof(A.MhcPreFullArgs), 4, res.data_ptr(), fn.data_ptr(), scale.data_ptr(),
+                            base.data_ptr(), None, post.data_ptr(), comb.data_ptr(), li.data_ptr(), None,
+                            ws.data_ptr(), ws.numel(), t, c, 0, 0, PARAMS)
+    return dict(res=res, fn=fn, scale=scale, base=base, post=post, comb=comb, li=li, ws=ws, args=args)
+
+
+def ours_pre(s):
+    A.check(lib, lib.aiter_aot_mhc_pre_full(s["args"], stream()), "mhc_pre_full")
+
+
+def post_set(t, c):
+    res = torch.randn(t, 4, c, device=dev).bfloat16()
+    x = torch.randn(t, c, device=dev).bfloat16()
+    post, comb = 2 * torch.rand(t, 4, device=dev), torch.rand(t, 4, 4, device=dev)
+    out = torch.empty_like(res)
+    args = A.MhcPostArgs(A.C.sizeof(A.MhcPostArgs), 4, comb.data_ptr(), post.data_ptr(), res.data_ptr(),
+                         x.data_ptr(), out.data_ptr(), t, c)
+    return dict(res=res, x=x, post=post, comb=comb, out=out, args=args)
+
+
+def ours_post(s):
+    A.check(lib, lib.aiter_aot_mhc_post(s["args"], stream()), "mhc_post")
+
+
+def close(a, b, rtol, atol):
+    return bool(torch.allclose(a.float(), b.float(), rtol=rtol, atol=atol))
+
+
+def launch_latency():
+    """GPU time of one tiny kernel in a graph replay: the floor of any single launch."""
+    x = torch.zeros(1, device=dev)
+    return bench_graph(lambda _: x.add_(1), [0])
+
+
+def main():
+    name = torch.cuda.get_device_name()
+    bw = copy_bandwidth()
+    lat = launch_latency()
+    compiled_pre = torch.compile(torch_pre, dynamic=False)
+    rows = []
+    print(f"device {name}, date {time.strftime('%Y-%m-%d')}, copy bandwidth {bw:.2f} TB/s, "
+          f"one-kernel graph replay {lat:.2f} us")
+    print("\nmhc pre_full (projection + Sinkhorn + pre-mix), graph replays, us")
+    print(f"{'T':>6} {'C':>5} {'ours':>8} {'eager':>9} {'compile':>9} {'x eager':>8} {'x compile':>9} "
+          f"{'GB/s':>6} {'% bw':>5}")
+    for t, c in [(1, 4096), (4, 4096), (16, 4096), (16, 7168), (128, 4096), (1024, 4096), (4096, 4096),
+                 (4096, 7168)]:
+        sets = [pre_set(t, c) for _ in range(3 if t >= 1024 else 6)]
+        s = sets[0]
+        ours_pre(s)
+        p, cm, li = torch_pre(s["res"], s["fn"], s["scale"], s["base"])
+        torch.cuda.synchronize()
+        assert close(s["post"], p, 1e-4, 1e-5) and close(s["comb"], cm, 1e-4, 1e-5) and \
+            close(s["li"], li, 1e-2, 1e-2), f"pre_full differs from torch at T={t} C={c}"
+        o = bench_graph(ours_pre, sets)
+        e = bench_graph(lambda z: torch_pre(z["res"], z["fn"], z["scale"], z["base"]), sets, reps=50)
+        k = float("nan")
+        if (t, c) in [(16, 4096), (4096, 4096)]:
+            try:
+                k = bench_graph(lambda z: compiled_pre(z["res"], z["fn"], z["scale"], z["base"]), sets, reps=50)
+            except Exception as ex:  # report, keep the rest of the run
+                print(f"  torch.compile failed at T={t} C={c}: {type(ex).__name__}: {ex}"[:300])
+        byts = t * 4 * c * 2 + 24 * 4 * c * 4 + t * c * 2 + t * 80
+        gbs = byts / (o * 1e-6) / 1e9
+        rows.append({"op": "mhc_pre_full", "tokens": t, "hidden": c, "ours_us": o, "torch_eager_us": e,
+                     "torch_compile_us": k, "GBps": gbs, "pct_copy_bw": 100 * gbs / (bw * 1e3)})
+        print(f"{t:>6} {c:>5} {o:>8.2f} {e:>9.2f} {k:>9.2f} {e / o:>8.1f} {k / o:>9.1f} {gbs:>6.0f} "
+              f"{100 * gbs / (bw * 1e3):>5.1f}")
+    print("\nmhc post, graph replays, us")
+    print(f"{'T':>6} {'C':>5} {'ours':>8} {'eager':>9} {'x eager':>8} {'GB/s':>6} {'% bw':>5}")
+    for t, c in [(1, 4096), (16, 4096), (128, 4096), (1024, 4096), (4096, 4096), (4096, 7168)]:
+        sets = [post_set(t, c) for _ in range(3 if t >= 1024 else 6)]
+        s = sets[0]
+        ours_post(s)
+        ref = torch_post(s["x"], s["res"], s["post"], s["comb"])
+        torch.cuda.synchronize()
+        assert close(s["out"], ref, 1e-2, 1e-2), f"post differs from torch at T={t} C={c}"
+        o = bench_graph(ours_post, sets)
+        e = bench_graph(lambda z: torch_post(z["x"], z["res"], z["post"], z["comb"]), sets, reps=50)
+        byts = t * c * 2 * 9 + t * 80
+        gbs = byts / (o * 1e-6) / 1e9
+        rows.append({"op": "mhc_post", "tokens": t, "hidden": c, "ours_us": o, "torch_eager_us": e, "GBps": gbs,
+                     "pct_copy_bw": 100 * gbs / (bw * 1e3)})
+        print(f"{t:>6} {c:>5} {o:>8.2f} {e:>9.2f} {e / o:>8.1f} {gbs:>6.0f} {100 * gbs / (bw * 1e3):>5.1f}")
+    with open(os.path.join(out_dir, "bench_mhc.json"), "w") as f:
+        json.dump({"device": name, "date": time.strftime("%Y-%m-%d"), "copy_TBps": bw, "launch_us": lat,
+                   "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
