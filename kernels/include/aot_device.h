@@ -59,6 +59,13 @@ AOT_DEV float aot_shfl_f32(float v, int src) { return aot_f32_from_bits((aot_u32
 AOT_DEV int aot_shfl_xor_i32(int v, int mask) { return aot_shfl_i32(v, aot_lane() ^ mask); }
 AOT_DEV float aot_shfl_xor_f32(float v, int mask) { return aot_shfl_f32(v, aot_lane() ^ mask); }
 
+/* Eight 16-bit values moved as one 16-byte access; the address must be 16-byte aligned. */
+struct __attribute__((aligned(16))) aot_u16x8 {
+    aot_u16 v[8];
+};
+AOT_DEV aot_u16x8 aot_load_u16x8(const aot_u16 *p) { return *(const aot_u16x8 *)p; }
+AOT_DEV void aot_store_u16x8(aot_u16 *p, const aot_u16x8 &x) { *(aot_u16x8 *)p = x; }
+
 /* bf16 -> fp32 is exact: the bf16 bits are the high half of the fp32 bits. */
 AOT_DEV float aot_bf16_to_f32(aot_u16 h) { return aot_f32_from_bits((aot_u32)h << 16); }
 

@@ -1,16 +1,20 @@
 /* mhc.hip : manifold-constrained hyper-connections (DeepSeek-V4's mHC, n = 4 streams), the
  * math of ../shared/reference/mhc.md; the op contracts are in runtime/include/aiter_aot_mhc.h.
  *
- * mhc_gemm_*     the projection x . fn^T and sum x^2 as split-K partials. A block owns
- *                (block/AOT_WAVE) * 4 tokens (4 per wave, so each fn value read from shared
- *                memory feeds 4 tokens) and one split's range of hidden positions, walked in
- *                chunks of 64 whose fn columns are staged in shared memory. Variants: 4
- *                streams, 1 stream (the first layer's un-expanded input), and fused (x is the
- *                post-mix of the previous sublayer, computed here in fp32 and stored in bf16).
- * mhc_pre_*      one block per token: reduce the partials, RMS scale, the 24 coefficients
- *                (Sinkhorn on 16 lanes of wave 0, rows and columns by shuffles), then the
- *                pre-mix over the hidden size, optionally with the sublayer's RMSNorm.
- * mhc_post       new[k][h] = post[k] y[h] + sum_j comb[j][k] res[j][h], 4 positions a thread.
+ * mhc_gemm_n4/n1 the projection x . fn^T and sum x^2 as split-K partials, on the matrix
+ *                units through the fragment API: x is bf16 already, and fn (fp32) is split
+ *                into three bf16 terms hi + mid + lo that carry all 24 bits of its mantissa,
+ *                so the products are those of fp32 arithmetic and the sums are fp32 (no
+ *                tf32). Each wave owns S::M tokens; a block walks one split's range of k in
+ *                chunks of 64 whose fn terms are staged in shared memory. n1: the first
+ *                layer's un-expanded [T, C] input.
+ * mhc_gemm_fused post-mix of the previous sublayer and the projection of its fp32 result, for
+ *                few tokens (4 per wave, fn values from shared memory, plain fp32 FMA).
+ * mhc_pre_*      one block per token: reduce the partials, RMS scale, pre, the pre-mix over
+ *                the hidden size (16-byte accesses), optionally the sublayer's RMSNorm; then
+ *                post and comb (Sinkhorn on 16 lanes of wave 0, rows and columns by shuffles)
+ *                last, so the other waves never wait for it.
+ * mhc_post       new[k][h] = post[k] y[h] + sum_j comb[j][k] res[j][h], 8 positions a thread.
  * mhc_head       one block per token: the 4 projections and sum x^2, pre, then the collapse. */
 #include "aot_device.h"
 #include "mhc_kargs.h"
@@ -101,16 +105,117 @@ AOT_DEV void gemm_body(const aot_mhc_gemm_kargs &a)
     }
 }
 
-#define MHC_GEMM(name, nj, fused)                                                              \
-    AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void name(aot_mhc_gemm_kargs a)                \
-    {                                                                                          \
-        gemm_body<nj, fused>(a);                                                               \
-    }                                                                                          \
-    AOT_EMU_ENTRY(name, aot_mhc_gemm_kargs)
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_fused(aot_mhc_gemm_kargs a) { gemm_body<N_, true>(a); }
+AOT_EMU_ENTRY(mhc_gemm_fused, aot_mhc_gemm_kargs)
 
-MHC_GEMM(mhc_gemm_n4, 4, false)
-MHC_GEMM(mhc_gemm_n1, 1, false)
-MHC_GEMM(mhc_gemm_fused, 4, true)
+/* ---- projection on the matrix units ---- */
+
+#if defined(AOT_MMA_SYNC)
+typedef aot_mma_m16n8k16 mhc_mma;
+#elif defined(AOT_MMA_MFMA_GFX950)
+typedef aot_mfma_16x16x32 mhc_mma;
+#else
+typedef aot_mfma_16x16x16 mhc_mma;
+#endif
+
+#define KC AOT_MHC_TC_CHUNK
+#define KCP (KC + 8) /* row stride of the staged terms: B-fragment reads then hit distinct banks */
+
+/* fn[o][k0 .. k0+KC) split into three bf16 terms, [term][o][k], outputs padded with zeros. */
+template <int OP>
+AOT_DEV void stage_fn(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, aot_u16 *fs)
+{
+    for (int i = aot_thread_x(); i < OP * KC; i += AOT_MHC_BLOCK) {
+        const int o = i / KC, k = i % KC;
+        const float v = o < AOT_MHC_MIX ? a.fn[o * K + k0 + k] : 0.0f;
+        const aot_u16 hi = aot_f32_to_bf16(v);
+        const float r1 = v - aot_bf16_to_f32(hi); /* exact in fp32 */
+        const aot_u16 mid = aot_f32_to_bf16(r1);
+        fs[o * KCP + k] = hi;
+        fs[(OP + o) * KCP + k] = mid;
+        fs[(2 * OP + o) * KCP + k] = aot_f32_to_bf16(r1 - aot_bf16_to_f32(mid));
+    }
+}
+
+/* Two 16-bit values at an even index, as one 32-bit access. Every shape's fragments hold k in
+ * pairs (element 2i and 2i+1: same row, k and k+1, k even), so fragments load by pairs. */
+AOT_DEV aot_u32 load_pair(const aot_u16 *p) { return *(const aot_u32 *)p; }
+
+template <int NJ>
+AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
+{
+    typedef mhc_mma S;
+    static_assert(S::M == AOT_MHC_TC_TOKENS, "the runtime sizes the grid with AOT_MHC_TC_TOKENS");
+    constexpr int WAVES = AOT_MHC_BLOCK / AOT_WAVE, NT = (AOT_MHC_MIX + S::N - 1) / S::N, OP = NT * S::N;
+    const int tid = aot_thread_x(), lane = aot_lane(), split = aot_block_x() % a.splits;
+    const int t0 = ((aot_block_x() / a.splits) * WAVES + tid / AOT_WAVE) * S::M;
+    const aot_i64 K = (aot_i64)NJ * a.hidden;
+    const int chunks = (int)(K / KC), c_lo = split * chunks / a.splits, c_hi = (split + 1) * chunks / a.splits;
+    AOT_SHARED(aot_u32, fs32, 3 * OP * KCP / 2);
+    AOT_SHARED(float, sqs, AOT_MHC_BLOCK * S::A);
+    aot_u16 *fs = (aot_u16 *)fs32;
+    float acc[NT][S::C], sqa[S::A];
+#pragma unroll
+    for (int n = 0; n < NT; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) acc[n][i] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < S::A; i++) sqa[i] = 0.0f;
+    for (int c = c_lo; c < c_hi; c++) {
+        const aot_i64 k0 = (aot_i64)c * KC;
+        stage_fn<OP>(a, K, k0, fs);
+        aot_sync_block();
+#pragma unroll
+        for (int ks = 0; ks < KC; ks += S::K) {
+            aot_u16 af[S::A];
+#pragma unroll
+            for (int i = 0; i < S::A; i += 2) {
+                const int t = t0 + S::a_row(lane, i);
+                const aot_u32 pair = t < a.tokens ? load_pair(a.residual + t * K + k0 + ks + S::a_k(lane, i)) : 0u;
+                af[i] = (aot_u16)pair, af[i + 1] = (aot_u16)(pair >> 16);
+            }
+#pragma unroll
+            for (int i = 0; i < S::A; i++) sqa[i] += aot_bf16_to_f32(af[i]) * aot_bf16_to_f32(af[i]);
+#pragma unroll
+            for (int term = 0; term < 3; term++)
+#pragma unroll
+                for (int n = 0; n < NT; n++) {
+                    aot_u16 bf[S::B];
+#pragma unroll
+                    for (int i = 0; i < S::B; i += 2) {
+                        const aot_u32 pair = load_pair(fs + (term * OP + n * S::N + S::b_col(lane, i)) * KCP + ks + S::b_k(lane, i));
+                        bf[i] = (aot_u16)pair, bf[i + 1] = (aot_u16)(pair >> 16);
+                    }
+                    aot_mma_bf16(S(), acc[n], af, bf);
+                }
+        }
+        aot_sync_block();
+    }
+    const aot_i64 base = (aot_i64)split * a.tokens;
+#pragma unroll
+    for (int n = 0; n < NT; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) {
+            const int t = t0 + S::c_row(lane, i), o = n * S::N + S::c_col(lane, i);
+            if (t < a.tokens && o < AOT_MHC_MIX) a.mix[(base + t) * AOT_MHC_MIX + o] = acc[n][i];
+        }
+    /* sum of squares: each lane's per-element sums, gathered by row */
+#pragma unroll
+    for (int i = 0; i < S::A; i++) sqs[tid * S::A + i] = sqa[i];
+    aot_sync_block();
+    if (lane < S::M && t0 + lane < a.tokens) {
+        const float *w = sqs + (tid - lane) * S::A;
+        float sum = 0.0f;
+        for (int l = 0; l < AOT_WAVE; l++)
+            for (int i = 0; i < S::A; i++) sum += S::a_row(l, i) == lane ? w[l * S::A + i] : 0.0f;
+        a.sqrsum[base + t0 + lane] = sum;
+    }
+}
+
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_n4(aot_mhc_gemm_kargs a) { gemm_tc_body<N_>(a); }
+AOT_EMU_ENTRY(mhc_gemm_n4, aot_mhc_gemm_kargs)
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_n1(aot_mhc_gemm_kargs a) { gemm_tc_body<1>(a); }
+AOT_EMU_ENTRY(mhc_gemm_n1, aot_mhc_gemm_kargs)
 
 /* ---- coefficients ---- */
 
@@ -137,31 +242,61 @@ AOT_DEV float sinkhorn(float z, int iters, float eps)
     return c;
 }
 
-/* Wave 0 of the block: mix = partial sums * rms, then pre (to shared), post and comb (out). */
-AOT_DEV void coefficients(const aot_mhc_pre_kargs &a, int t, float streams, float *pre_s, float *mix_s)
+/* The 24 mix sums and the sum of squares of token t over the splits, into mix_s[0..24]. */
+AOT_DEV void reduce_partials(const aot_mhc_pre_kargs &a, int t, float *mix_s)
 {
-    const int tid = aot_thread_x(), lane = aot_lane();
-    if (tid <= AOT_MHC_MIX) { /* 24 mix sums and the sum of squares */
+    const int tid = aot_thread_x();
+    if (tid <= AOT_MHC_MIX) {
         float s = 0.0f;
         for (int p = 0; p < a.splits; p++)
             s += tid < AOT_MHC_MIX ? a.mix[((aot_i64)p * a.tokens + t) * AOT_MHC_MIX + tid] : a.sqrsum[(aot_i64)p * a.tokens + t];
         mix_s[tid] = s;
     }
     aot_sync_block();
-    if (tid >= AOT_WAVE) return;
-    const float rms = aot_rsqrt_fast(mix_s[AOT_MHC_MIX] / (streams * (float)a.hidden) + a.rms_eps);
-    const int e = lane % 16;
-    float z = mix_s[2 * N_ + e] * rms * a.scale[2] + a.base[2 * N_ + e];
-    float c = sinkhorn(z, a.sinkhorn_iters, a.sinkhorn_eps);
-    if (lane < 16) a.comb[(aot_i64)t * 16 + e] = c;
-    if (lane < N_) {
-        pre_s[lane] = aot_sigmoid(mix_s[lane] * rms * a.scale[0] + a.base[lane]) + a.pre_eps;
-        a.post[(aot_i64)t * N_ + lane] =
-            aot_sigmoid(mix_s[N_ + lane] * rms * a.scale[1] + a.base[N_ + lane]) * a.post_mult;
-    }
 }
 
-/* ---- pre: coefficients, then the pre-mix (and the sublayer's RMSNorm) ---- */
+AOT_DEV float rms_of(const aot_mhc_pre_kargs &a, const float *mix_s, float streams)
+{
+    return aot_rsqrt_fast(mix_s[AOT_MHC_MIX] / (streams * (float)a.hidden) + a.rms_eps);
+}
+
+/* Wave 0: post and comb of token t (out). */
+AOT_DEV void post_and_comb(const aot_mhc_pre_kargs &a, int t, const float *mix_s, float rms)
+{
+    const int lane = aot_lane(), e = lane % 16;
+    const float z = mix_s[2 * N_ + e] * rms * a.scale[2] + a.base[2 * N_ + e];
+    const float c = sinkhorn(z, a.sinkhorn_iters, a.sinkhorn_eps);
+    if (lane < 16) a.comb[(aot_i64)t * 16 + e] = c;
+    if (lane < N_)
+        a.post[(aot_i64)t * N_ + lane] = aot_sigmoid(mix_s[N_ + lane] * rms * a.scale[1] + a.base[N_ + lane]) * a.post_mult;
+}
+
+/* ---- pre: pre, the pre-mix (and the sublayer's RMSNorm), then post and comb ---- */
+
+/* The pre-mix of 8 consecutive positions h..h+7 (fp32), and the broadcast copies. */
+template <bool BROADCAST>
+AOT_DEV void collapse8(const aot_mhc_pre_kargs &a, aot_i64 t, aot_i64 h, const float (&p)[N_], float (&u)[8])
+{
+    const aot_i64 C = a.hidden;
+    if (BROADCAST) {
+        const aot_u16x8 x = aot_load_u16x8(a.residual + t * C + h);
+#pragma unroll
+        for (int j = 0; j < N_; j++) aot_store_u16x8(a.residual_out + (t * N_ + j) * C + h, x);
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const float v = aot_bf16_to_f32(x.v[i]);
+            u[i] = p[0] * v + p[1] * v + p[2] * v + p[3] * v;
+        }
+    } else {
+        aot_u16x8 r[N_];
+#pragma unroll
+        for (int j = 0; j < N_; j++) r[j] = aot_load_u16x8(a.residual + (t * N_ + j) * C + h);
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            u[i] = p[0] * aot_bf16_to_f32(r[0].v[i]) + p[1] * aot_bf16_to_f32(r[1].v[i]) +
+                   p[2] * aot_bf16_to_f32(r[2].v[i]) + p[3] * aot_bf16_to_f32(r[3].v[i]);
+    }
+}
 
 template <bool BROADCAST, bool NORM>
 AOT_DEV void pre_body(const aot_mhc_pre_kargs &a)
@@ -171,33 +306,33 @@ AOT_DEV void pre_body(const aot_mhc_pre_kargs &a)
     AOT_SHARED(float, pre_s, N_);
     AOT_SHARED(float, mix_s, AOT_MHC_MIX + 1);
     AOT_SHARED(float, scratch, AOT_MHC_BLOCK / AOT_WAVE);
-    AOT_SHARED(aot_u16, li_s, NORM ? AOT_MHC_MAX_HIDDEN : 1);
-    coefficients(a, t, BROADCAST ? 1.0f : (float)N_, pre_s, mix_s);
+    AOT_SHARED(aot_u16x8, li_s, NORM ? AOT_MHC_MAX_HIDDEN / 8 : 1);
+    reduce_partials(a, t, mix_s);
+    const float rms = rms_of(a, mix_s, BROADCAST ? 1.0f : (float)N_);
+    if (tid < N_) pre_s[tid] = aot_sigmoid(mix_s[tid] * rms * a.scale[0] + a.base[tid]) + a.pre_eps;
     aot_sync_block();
-    const float p0 = pre_s[0], p1 = pre_s[1], p2 = pre_s[2], p3 = pre_s[3];
+    const float p[N_] = {pre_s[0], pre_s[1], pre_s[2], pre_s[3]};
     float sumsq = 0.0f;
-    for (aot_i64 h = tid; h < C; h += AOT_MHC_BLOCK) {
-        float v;
-        if (BROADCAST) {
-            const aot_u16 xb = a.residual[t * C + h];
-            const float x = aot_bf16_to_f32(xb);
-            v = p0 * x + p1 * x + p2 * x + p3 * x;
+    for (aot_i64 h = tid * 8; h < C; h += AOT_MHC_BLOCK * 8) {
+        float u[8];
+        collapse8<BROADCAST>(a, t, h, p, u);
+        aot_u16x8 o;
 #pragma unroll
-            for (int j = 0; j < N_; j++) a.residual_out[(t * N_ + j) * C + h] = xb;
-        } else {
-            const aot_u16 *r = a.residual + t * N_ * C + h;
-            v = p0 * aot_bf16_to_f32(r[0]) + p1 * aot_bf16_to_f32(r[C]) + p2 * aot_bf16_to_f32(r[2 * C]) +
-                p3 * aot_bf16_to_f32(r[3 * C]);
-        }
-        if (NORM) li_s[h] = aot_f32_to_bf16(v), sumsq += v * v;
-        else a.layer_input[t * C + h] = aot_f32_to_bf16(v);
+        for (int i = 0; i < 8; i++) o.v[i] = aot_f32_to_bf16(u[i]), sumsq += u[i] * u[i];
+        if (NORM) li_s[h / 8] = o;
+        else aot_store_u16x8(a.layer_input + t * C + h, o);
     }
-    if (!NORM) return;
-    /* RMSNorm: the sum of squares from the fp32 values, the scale applied to the bf16 ones */
-    const float inv = aot_rsqrt_fast(aot_block_sum_f32<AOT_MHC_BLOCK>(sumsq, scratch) / (float)C + a.norm_eps);
-    for (aot_i64 h = tid; h < C; h += AOT_MHC_BLOCK)
-        a.layer_input[t * C + h] =
-            aot_f32_to_bf16(aot_bf16_to_f32(li_s[h]) * inv * aot_bf16_to_f32(a.norm_weight[h]));
+    if (NORM) { /* the sum of squares from the fp32 values, the scale applied to the bf16 ones */
+        const float inv = aot_rsqrt_fast(aot_block_sum_f32<AOT_MHC_BLOCK>(sumsq, scratch) / (float)C + a.norm_eps);
+        for (aot_i64 h = tid * 8; h < C; h += AOT_MHC_BLOCK * 8) {
+            const aot_u16x8 v = li_s[h / 8], w = aot_load_u16x8(a.norm_weight + h);
+            aot_u16x8 o;
+#pragma unroll
+            for (int i = 0; i < 8; i++) o.v[i] = aot_f32_to_bf16(aot_bf16_to_f32(v.v[i]) * inv * aot_bf16_to_f32(w.v[i]));
+            aot_store_u16x8(a.layer_input + t * C + h, o);
+        }
+    }
+    if (tid < AOT_WAVE) post_and_comb(a, t, mix_s, rms);
 }
 
 #define MHC_PRE(name, broadcast, norm)                                                         \
@@ -217,27 +352,26 @@ MHC_PRE(mhc_pre_broadcast_norm, true, true)
 AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_post(aot_mhc_post_kargs a)
 {
     const int spans = (a.hidden + AOT_MHC_POST_SPAN - 1) / AOT_MHC_POST_SPAN;
-    const int t = aot_block_x() / spans;
-    const aot_i64 C = a.hidden, h0 = (aot_i64)(aot_block_x() % spans) * AOT_MHC_POST_SPAN + aot_thread_x() * 4;
-    if (h0 >= C) return;
+    const aot_i64 t = aot_block_x() / spans, C = a.hidden;
+    const aot_i64 h = (aot_i64)(aot_block_x() % spans) * AOT_MHC_POST_SPAN + aot_thread_x() * 8;
+    if (h >= C) return;
     const float *comb = a.comb + t * 16, *post = a.post + t * N_;
-    const aot_u16 *res = a.residual + (aot_i64)t * N_ * C + h0;
-    float r[N_][4], y[4];
+    const aot_u16x8 y = aot_load_u16x8(a.x + t * C + h);
+    aot_u16x8 r[N_];
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
-        y[i] = aot_bf16_to_f32(a.x[(aot_i64)t * C + h0 + i]);
+    for (int j = 0; j < N_; j++) r[j] = aot_load_u16x8(a.residual + (t * N_ + j) * C + h);
 #pragma unroll
-        for (int j = 0; j < N_; j++) r[j][i] = aot_bf16_to_f32(res[j * C + i]);
-    }
+    for (int k = 0; k < N_; k++) {
+        aot_u16x8 o;
 #pragma unroll
-    for (int k = 0; k < N_; k++)
+        for (int i = 0; i < 8; i++) {
+            float v = post[k] * aot_bf16_to_f32(y.v[i]);
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            float v = post[k] * y[i];
-#pragma unroll
-            for (int j = 0; j < N_; j++) v += comb[j * N_ + k] * r[j][i];
-            a.out[((aot_i64)t * N_ + k) * C + h0 + i] = aot_f32_to_bf16(v);
+            for (int j = 0; j < N_; j++) v += comb[j * N_ + k] * aot_bf16_to_f32(r[j].v[i]);
+            o.v[i] = aot_f32_to_bf16(v);
         }
+        aot_store_u16x8(a.out + (t * N_ + k) * C + h, o);
+    }
 }
 AOT_EMU_ENTRY(mhc_post, aot_mhc_post_kargs)
 

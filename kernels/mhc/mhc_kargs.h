@@ -9,10 +9,12 @@
 #define AOT_MHC_N 4
 #define AOT_MHC_MIX 24
 #define AOT_MHC_BLOCK 256        /* threads per block of every mHC kernel */
-#define AOT_MHC_GEMM_TOKENS 4    /* tokens per wave in the projection */
+#define AOT_MHC_GEMM_TOKENS 4    /* tokens per wave in the fused projection */
+#define AOT_MHC_TC_TOKENS 16     /* tokens per wave in the matrix-unit projection (S::M) */
 #define AOT_MHC_GEMM_CHUNK 64    /* hidden positions per step of the projection */
 #define AOT_MHC_MAX_HIDDEN 16384
-#define AOT_MHC_POST_SPAN 1024   /* hidden positions per block of mhc_post */
+#define AOT_MHC_POST_SPAN 2048   /* hidden positions per block of mhc_post (8 a thread) */
+#define AOT_MHC_TC_CHUNK 64      /* k positions per step of the matrix-unit projection */
 
 /* Projection partials: mix[s][t][o] = sum over this split's hidden range of x[t][k] fn[o][k],
  * sqrsum[s][t] = sum of x^2, k = j*hidden + h. x is residual (streams 4, or 1 for the

@@ -23,15 +23,16 @@ static aiter_aot_status check_shape(const char *op, int32_t hc_mult, int32_t tok
     return AITER_AOT_STATUS_OK;
 }
 
-/* Every pointer p[i] is non-NULL and aligned to the digit align[i]; names lists them. */
+/* Every pointer p[i] is non-NULL and aligned to align[i] bytes ('2', '4', or 'x' for 16);
+ * names lists them. */
 static aiter_aot_status check_ptrs(const char *op, const char *names, const char *align, const void *const *p, aot_diag *d)
 {
     for (int i = 0; align[i]; i++) {
-        if (p[i] != NULL && !aot_misaligned(p[i], (size_t)(align[i] - '0'))) continue;
+        if (p[i] != NULL && !aot_misaligned(p[i], align[i] == 'x' ? 16 : (size_t)(align[i] - '0'))) continue;
         const char *name = names;
         for (int j = 0; j < i; j++) name = strchr(name, ',') + 2;
         int len = (int)(strchr(name, ',') ? (size_t)(strchr(name, ',') - name) : strlen(name));
-        return BAD("%s: %.*s is %s", op, len, name, p[i] ? "not aligned to its element size" : "NULL");
+        return BAD("%s: %.*s is %s", op, len, name, p[i] ? "not aligned (bf16 tensors: 16 bytes, fp32: 4)" : "NULL");
     }
     return AITER_AOT_STATUS_OK;
 }
@@ -48,7 +49,9 @@ static aiter_aot_status check_splits(const char *op, int32_t splits, int32_t hid
 
 /* ---- split choice ---- */
 
-static int32_t tiles_of(int32_t tokens) { return (tokens + 31) / 32; }
+/* Splits are chosen in units of 64 tokens (a block of the matrix-unit projection holds 128
+ * tokens at wave 32, 64 at wave 64). */
+static int32_t tiles_of(int32_t tokens) { return (tokens + 63) / 64; }
 
 /* The largest split pre_full may pick, whatever the device (sizes its workspace). */
 static int32_t split_bound(int32_t tokens, int32_t hidden)
@@ -58,10 +61,10 @@ static int32_t split_bound(int32_t tokens, int32_t hidden)
     return b < max_splits(hidden) ? b : max_splits(hidden);
 }
 
-/* Enough blocks for two per multiprocessor, no more than the bound. */
+/* About four blocks per multiprocessor, no more than the bound. */
 static int32_t pick_splits(int32_t tokens, int32_t hidden, int mps)
 {
-    int32_t tiles = tiles_of(tokens) ? tiles_of(tokens) : 1, s = 2 * mps / tiles;
+    int32_t tiles = tiles_of(tokens) ? tiles_of(tokens) : 1, s = 4 * mps / tiles;
     s = s < 1 ? 1 : s;
     return s < split_bound(tokens, hidden) ? s : split_bound(tokens, hidden);
 }
@@ -85,11 +88,12 @@ size_t aiter_aot_mhc_workspace_size(int32_t tokens, int32_t hidden)
 
 /* ---- launches ---- */
 
-static aiter_aot_status launch_gemm(const char *name, aot_mhc_gemm_kargs *k, void *stream, aot_diag *d)
+static aiter_aot_status launch_gemm(const char *name, unsigned tokens_per_wave, aot_mhc_gemm_kargs *k, void *stream,
+                                    aot_diag *d)
 {
     unsigned wave;
     AOT_FORWARD(aot_op_wave(name, sizeof *k, &wave, d));
-    unsigned tokens_per_block = AOT_MHC_BLOCK / wave * AOT_MHC_GEMM_TOKENS;
+    unsigned tokens_per_block = AOT_MHC_BLOCK / wave * tokens_per_wave;
     unsigned tiles = ((unsigned)k->tokens + tokens_per_block - 1) / tokens_per_block;
     return aot_op_launch(name, k, sizeof *k, tiles * (unsigned)k->splits, AOT_MHC_BLOCK, stream, d);
 }
@@ -105,14 +109,14 @@ static aiter_aot_status gemm_check(const aiter_aot_mhc_prenorm_gemm_args *a, aot
 {
     AOT_FORWARD(check_shape("mhc_prenorm_gemm", a->hc_mult, a->tokens, a->hidden, d));
     AOT_FORWARD(check_splits("mhc_prenorm_gemm", a->splits, a->hidden, d));
-    return PTRS("mhc_prenorm_gemm", "residual, fn, mix, sqrsum", "2444", a->residual, a->fn, a->mix, a->sqrsum);
+    return PTRS("mhc_prenorm_gemm", "residual, fn, mix, sqrsum", "x444", a->residual, a->fn, a->mix, a->sqrsum);
 }
 
 static aiter_aot_status gemm_run(const aiter_aot_mhc_prenorm_gemm_args *a, void *stream, aot_diag *d)
 {
     aot_mhc_gemm_kargs k = {.residual = a->residual, .fn = a->fn, .mix = a->mix, .sqrsum = a->sqrsum,
                             .tokens = a->tokens, .hidden = a->hidden, .splits = a->splits};
-    return launch_gemm(a->broadcast ? "mhc_gemm_n1" : "mhc_gemm_n4", &k, stream, d);
+    return launch_gemm(a->broadcast ? "mhc_gemm_n1" : "mhc_gemm_n4", AOT_MHC_TC_TOKENS, &k, stream, d);
 }
 
 aiter_aot_status aiter_aot_mhc_prenorm_gemm(const aiter_aot_mhc_prenorm_gemm_args *args, void *stream)
@@ -141,11 +145,11 @@ static aiter_aot_status pre_check(const aiter_aot_mhc_pre_args *a, aot_diag *d)
     AOT_FORWARD(check_shape("mhc_pre", a->hc_mult, a->tokens, a->hidden, d));
     AOT_FORWARD(check_splits("mhc_pre", a->splits, a->hidden, d));
     AOT_FORWARD(check_params("mhc_pre", &a->params, d));
-    AOT_FORWARD(PTRS("mhc_pre", "mix, sqrsum, scale, base, residual, post, comb, layer_input", "44442442",
+    AOT_FORWARD(PTRS("mhc_pre", "mix, sqrsum, scale, base, residual, post, comb, layer_input", "4444x44x",
                      a->mix, a->sqrsum, a->scale, a->base, a->residual, a->post, a->comb, a->layer_input));
-    if (a->norm_weight && aot_misaligned(a->norm_weight, 2)) return BAD("mhc_pre: norm_weight is not 2-byte aligned");
-    if (a->broadcast ? (a->residual_out == NULL || aot_misaligned(a->residual_out, 2)) : a->residual_out != NULL)
-        return BAD("mhc_pre: residual_out must be given (2-byte aligned) with broadcast, and NULL without");
+    if (a->norm_weight && aot_misaligned(a->norm_weight, 16)) return BAD("mhc_pre: norm_weight is not 16-byte aligned");
+    if (a->broadcast ? (a->residual_out == NULL || aot_misaligned(a->residual_out, 16)) : a->residual_out != NULL)
+        return BAD("mhc_pre: residual_out must be given (16-byte aligned) with broadcast, and NULL without");
     return AITER_AOT_STATUS_OK;
 }
 
@@ -211,7 +215,7 @@ aiter_aot_status aiter_aot_mhc_post(const aiter_aot_mhc_post_args *args, void *s
     aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_post", d);
     if (s == AITER_AOT_STATUS_OK) s = check_shape("mhc_post", a.hc_mult, a.tokens, a.hidden, d);
     if (s == AITER_AOT_STATUS_OK)
-        s = PTRS("mhc_post", "comb, post, residual, x, out", "44222", a.comb, a.post, a.residual, a.x, a.out);
+        s = PTRS("mhc_post", "comb, post, residual, x, out", "44xxx", a.comb, a.post, a.residual, a.x, a.out);
     if (s == AITER_AOT_STATUS_OK && a.out == a.residual) s = BAD("mhc_post: out may not alias residual");
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
         aot_mhc_post_kargs k = {a.comb, a.post, a.residual, a.x, a.out, a.tokens, a.hidden};
@@ -239,7 +243,7 @@ aiter_aot_status aiter_aot_mhc_fused_post_pre(const aiter_aot_mhc_fused_post_pre
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
         aot_mhc_gemm_kargs k = {a.residual, a.fn, a.mix, a.sqrsum, a.x, a.post, a.comb, a.residual_out,
                                 a.tokens, a.hidden, a.splits, 0};
-        s = launch_gemm("mhc_gemm_fused", &k, stream, d);
+        s = launch_gemm("mhc_gemm_fused", AOT_MHC_GEMM_TOKENS, &k, stream, d);
     }
     return aot_api_return(s, d);
 }
