@@ -24,7 +24,14 @@
  *   S::c_row(lane, i), S::c_col(lane, i)  element i of the lane's C fragment is C[row][col]
  *   aot_mma_bf16(S(), c, a, b), aot_mma_f16(S(), c, a, b)
  *        float c[S::C], unsigned short a[S::A], b[S::B]; every lane of the wave must call it.
- * A kernel loads its fragments through the maps, so one source serves every shape. Shapes by
+ * A kernel loads its fragments through the maps, so one source serves every shape.
+ * Lane groups: the lanes holding a given k of A (in any row) are exactly those holding that k
+ * of B (in any column); S::G groups, S::k_group(lane) names a lane's, and the K/G values of k
+ * a group holds are S::k_of(group, rank), rank 0..K/G-1. Element i of a lane's A fragment has
+ * rank S::a_rank(i) and lies in the lane's row number S::a_slot(i) (of S::A_ROWS rows); element
+ * i of its B fragment has rank S::b_rank(i). Since a product sums over k, a kernel may feed
+ * any k to a (group, rank) as long as A and B agree: e.g. give each group a contiguous range
+ * so that a lane reads its A values with wide loads. Shapes by
  * feature macro:
  *   AOT_MMA_MFMA        aot_mfma_32x32x8, aot_mfma_16x16x16          (aot_mfma.h, wave 64)
  *   AOT_MMA_MFMA_GFX950 also aot_mfma_32x32x16, aot_mfma_16x16x32    (gfx950)

@@ -119,17 +119,36 @@ typedef aot_mfma_16x16x16 mhc_mma;
 #endif
 
 #define KC AOT_MHC_TC_CHUNK
-#define KCP (KC + 8) /* row stride of the staged terms: B-fragment reads then hit distinct banks */
+#define KCP (KC + 2) /* row stride of the staged terms (33 words): B-fragment reads of the 8
+                        * columns x 4 lane groups of mma.sync hit 32 distinct banks */
 
-/* fn[o][k0 .. k0+KC) split into three bf16 terms, [term][o][k], outputs padded with zeros. */
+/* fn[o][k0 .. k0+KC) is staged in shared memory as three bf16 terms [term][o][k] that carry
+ * all 24 bits of each fp32 mantissa (outputs padded with zeros to OP). Each thread moves
+ * FPT values: loaded to registers one chunk ahead, stored (split) after the chunk's matrix work. */
 template <int OP>
-AOT_DEV void stage_fn(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, aot_u16 *fs)
+struct fn_stage {
+    enum { FPT = OP * KC / AOT_MHC_BLOCK };
+    float v[FPT];
+};
+
+template <int OP>
+AOT_DEV void fn_load(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, fn_stage<OP> &r)
 {
-    for (int i = aot_thread_x(); i < OP * KC; i += AOT_MHC_BLOCK) {
-        const int o = i / KC, k = i % KC;
-        const float v = o < AOT_MHC_MIX ? a.fn[o * K + k0 + k] : 0.0f;
-        const aot_u16 hi = aot_f32_to_bf16(v);
-        const float r1 = v - aot_bf16_to_f32(hi); /* exact in fp32 */
+#pragma unroll
+    for (int j = 0; j < fn_stage<OP>::FPT; j++) {
+        const int i = aot_thread_x() + j * AOT_MHC_BLOCK, o = i / KC;
+        r.v[j] = o < AOT_MHC_MIX ? a.fn[o * K + k0 + i % KC] : 0.0f;
+    }
+}
+
+template <int OP>
+AOT_DEV void fn_store(const fn_stage<OP> &r, aot_u16 *fs)
+{
+#pragma unroll
+    for (int j = 0; j < fn_stage<OP>::FPT; j++) {
+        const int i = aot_thread_x() + j * AOT_MHC_BLOCK, o = i / KC, k = i % KC;
+        const aot_u16 hi = aot_f32_to_bf16(r.v[j]);
+        const float r1 = r.v[j] - aot_bf16_to_f32(hi); /* exact in fp32 */
         const aot_u16 mid = aot_f32_to_bf16(r1);
         fs[o * KCP + k] = hi;
         fs[(OP + o) * KCP + k] = mid;
@@ -141,41 +160,99 @@ AOT_DEV void stage_fn(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, aot_u1
  * pairs (element 2i and 2i+1: same row, k and k+1, k even), so fragments load by pairs. */
 AOT_DEV aot_u32 load_pair(const aot_u16 *p) { return *(const aot_u32 *)p; }
 
-template <int NJ>
+/* Where k goes: the lanes of group g own the contiguous range [g * KC/G, (g+1) * KC/G) of the
+ * chunk and take K/G of it per step, so A is read with 16-byte loads (aot_device.h's lane
+ * groups: A and B agree on the permutation, so the sums are unchanged). */
+template <class S>
+AOT_DEV int phys_k(int group, int step, int rank) { return group * (KC / S::G) + step * (S::K / S::G) + rank; }
+
+/* A's values of one chunk: per tile and row of the lane, its group's KC/G consecutive k. */
+template <class S, int TW>
+struct a_chunk {
+    aot_u16x8 v[TW][S::A_ROWS][KC / S::G / 8];
+};
+
+template <class S, int TW>
+AOT_DEV void a_load(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, int t0, a_chunk<S, TW> &x)
+{
+    const int lane = aot_lane();
+    const aot_i64 k = k0 + phys_k<S>(S::k_group(lane), 0, 0);
+#pragma unroll
+    for (int w = 0; w < TW; w++)
+#pragma unroll
+        for (int r = 0; r < S::A_ROWS; r++) {
+            const int t = t0 + w * S::M + S::a_row(lane, 0) + r * (S::M / S::A_ROWS);
+#pragma unroll
+            for (int v = 0; v < KC / S::G / 8; v++)
+                if (t < a.tokens) x.v[w][r][v] = aot_load_u16x8(a.residual + t * K + k + 8 * v);
+                else
+#pragma unroll
+                    for (int e = 0; e < 8; e++) x.v[w][r][v].v[e] = 0;
+        }
+}
+
+/* The lane's A fragment of tile w at step s. */
+template <class S, int TW>
+AOT_DEV void a_fragment(const a_chunk<S, TW> &x, int w, int s, aot_u16 (&f)[S::A])
+{
+#pragma unroll
+    for (int i = 0; i < S::A; i++) {
+        const int at = phys_k<S>(0, s, S::a_rank(i));
+        f[i] = x.v[w][S::a_slot(i)][at / 8].v[at % 8];
+    }
+}
+
+/* TW: tiles of S::M tokens per wave (each staged fn chunk feeds TW times the matrix work).
+ * The loop is software-pipelined: chunk c+1's A fragments and fn values are in flight while
+ * chunk c is multiplied; the fn terms are double-buffered, one barrier per chunk. */
+template <int NJ, int TW>
 AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
 {
     typedef mhc_mma S;
-    static_assert(S::M == AOT_MHC_TC_TOKENS, "the runtime sizes the grid with AOT_MHC_TC_TOKENS");
+    static_assert(S::M * TW == AOT_MHC_TC_TOKENS, "the runtime sizes the grid with AOT_MHC_TC_TOKENS");
     constexpr int WAVES = AOT_MHC_BLOCK / AOT_WAVE, NT = (AOT_MHC_MIX + S::N - 1) / S::N, OP = NT * S::N;
+    constexpr int BUF = 3 * OP * KCP; /* u16 per buffer of staged terms */
     const int tid = aot_thread_x(), lane = aot_lane(), split = aot_block_x() % a.splits;
-    const int t0 = ((aot_block_x() / a.splits) * WAVES + tid / AOT_WAVE) * S::M;
+    const int t0 = ((aot_block_x() / a.splits) * WAVES + tid / AOT_WAVE) * S::M * TW;
     const aot_i64 K = (aot_i64)NJ * a.hidden;
     const int chunks = (int)(K / KC), c_lo = split * chunks / a.splits, c_hi = (split + 1) * chunks / a.splits;
-    AOT_SHARED(aot_u32, fs32, 3 * OP * KCP / 2);
+    AOT_SHARED(aot_u32, fs32, BUF); /* two buffers of BUF u16 */
     AOT_SHARED(float, sqs, AOT_MHC_BLOCK * S::A);
-    aot_u16 *fs = (aot_u16 *)fs32;
-    float acc[NT][S::C], sqa[S::A];
+    aot_u16 *const fs = (aot_u16 *)fs32;
+    float acc[TW][NT][S::C], sqa[TW][S::A];
 #pragma unroll
-    for (int n = 0; n < NT; n++)
+    for (int w = 0; w < TW; w++) {
 #pragma unroll
-        for (int i = 0; i < S::C; i++) acc[n][i] = 0.0f;
+        for (int n = 0; n < NT; n++)
 #pragma unroll
-    for (int i = 0; i < S::A; i++) sqa[i] = 0.0f;
+            for (int i = 0; i < S::C; i++) acc[w][n][i] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < S::A; i++) sqa[w][i] = 0.0f;
+    }
+    fn_stage<OP> fr;
+    a_chunk<S, TW> cur, next;
+    if (c_lo < c_hi) {
+        fn_load<OP>(a, K, (aot_i64)c_lo * KC, fr);
+        a_load<S, TW>(a, K, (aot_i64)c_lo * KC, t0, cur);
+        fn_store<OP>(fr, fs);
+    }
+    aot_sync_block();
     for (int c = c_lo; c < c_hi; c++) {
-        const aot_i64 k0 = (aot_i64)c * KC;
-        stage_fn<OP>(a, K, k0, fs);
-        aot_sync_block();
+        const aot_u16 *terms = fs + ((c - c_lo) & 1) * BUF;
+        const bool more = c + 1 < c_hi;
+        if (more) {
+            fn_load<OP>(a, K, (aot_i64)(c + 1) * KC, fr);
+            a_load<S, TW>(a, K, (aot_i64)(c + 1) * KC, t0, next);
+        }
 #pragma unroll
-        for (int ks = 0; ks < KC; ks += S::K) {
-            aot_u16 af[S::A];
+        for (int s = 0; s < KC / S::K; s++) {
+            aot_u16 af[TW][S::A];
 #pragma unroll
-            for (int i = 0; i < S::A; i += 2) {
-                const int t = t0 + S::a_row(lane, i);
-                const aot_u32 pair = t < a.tokens ? load_pair(a.residual + t * K + k0 + ks + S::a_k(lane, i)) : 0u;
-                af[i] = (aot_u16)pair, af[i + 1] = (aot_u16)(pair >> 16);
+            for (int w = 0; w < TW; w++) {
+                a_fragment<S, TW>(cur, w, s, af[w]);
+#pragma unroll
+                for (int i = 0; i < S::A; i++) sqa[w][i] += aot_bf16_to_f32(af[w][i]) * aot_bf16_to_f32(af[w][i]);
             }
-#pragma unroll
-            for (int i = 0; i < S::A; i++) sqa[i] += aot_bf16_to_f32(af[i]) * aot_bf16_to_f32(af[i]);
 #pragma unroll
             for (int term = 0; term < 3; term++)
 #pragma unroll
@@ -183,38 +260,50 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
                     aot_u16 bf[S::B];
 #pragma unroll
                     for (int i = 0; i < S::B; i += 2) {
-                        const aot_u32 pair = load_pair(fs + (term * OP + n * S::N + S::b_col(lane, i)) * KCP + ks + S::b_k(lane, i));
+                        const aot_u32 pair = load_pair(terms + (term * OP + n * S::N + S::b_col(lane, i)) * KCP +
+                                                       phys_k<S>(S::k_group(lane), s, S::b_rank(i)));
                         bf[i] = (aot_u16)pair, bf[i + 1] = (aot_u16)(pair >> 16);
                     }
-                    aot_mma_bf16(S(), acc[n], af, bf);
+#pragma unroll
+                    for (int w = 0; w < TW; w++) aot_mma_bf16(S(), acc[w][n], af[w], bf);
                 }
         }
-        aot_sync_block();
+        if (more) fn_store<OP>(fr, fs + ((c + 1 - c_lo) & 1) * BUF);
+        aot_sync_block(); /* the next buffer is written; this one may be overwritten after */
+        cur = next;
     }
     const aot_i64 base = (aot_i64)split * a.tokens;
 #pragma unroll
-    for (int n = 0; n < NT; n++)
+    for (int w = 0; w < TW; w++)
 #pragma unroll
-        for (int i = 0; i < S::C; i++) {
-            const int t = t0 + S::c_row(lane, i), o = n * S::N + S::c_col(lane, i);
-            if (t < a.tokens && o < AOT_MHC_MIX) a.mix[(base + t) * AOT_MHC_MIX + o] = acc[n][i];
+        for (int n = 0; n < NT; n++)
+#pragma unroll
+            for (int i = 0; i < S::C; i++) {
+                const int t = t0 + w * S::M + S::c_row(lane, i), o = n * S::N + S::c_col(lane, i);
+                if (t < a.tokens && o < AOT_MHC_MIX) a.mix[(base + t) * AOT_MHC_MIX + o] = acc[w][n][i];
+            }
+    /* sum of squares: each lane's per-element sums, gathered by row, one tile at a time */
+    const float *own = sqs + (tid - lane) * S::A;
+#pragma unroll
+    for (int w = 0; w < TW; w++) {
+#pragma unroll
+        for (int i = 0; i < S::A; i++) sqs[tid * S::A + i] = sqa[w][i];
+        aot_sync_block();
+        const int t = t0 + w * S::M + lane;
+        if (lane < S::M && t < a.tokens) {
+            float sum = 0.0f;
+            for (int l = 0; l < AOT_WAVE; l++)
+                for (int i = 0; i < S::A; i++) sum += S::a_row(l, i) == lane ? own[l * S::A + i] : 0.0f;
+            a.sqrsum[base + t] = sum;
         }
-    /* sum of squares: each lane's per-element sums, gathered by row */
-#pragma unroll
-    for (int i = 0; i < S::A; i++) sqs[tid * S::A + i] = sqa[i];
-    aot_sync_block();
-    if (lane < S::M && t0 + lane < a.tokens) {
-        const float *w = sqs + (tid - lane) * S::A;
-        float sum = 0.0f;
-        for (int l = 0; l < AOT_WAVE; l++)
-            for (int i = 0; i < S::A; i++) sum += S::a_row(l, i) == lane ? w[l * S::A + i] : 0.0f;
-        a.sqrsum[base + t0 + lane] = sum;
+        aot_sync_block();
     }
 }
 
-AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_n4(aot_mhc_gemm_kargs a) { gemm_tc_body<N_>(a); }
+#define MHC_TW (AOT_MHC_TC_TOKENS / mhc_mma::M)
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_n4(aot_mhc_gemm_kargs a) { gemm_tc_body<N_, MHC_TW>(a); }
 AOT_EMU_ENTRY(mhc_gemm_n4, aot_mhc_gemm_kargs)
-AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_n1(aot_mhc_gemm_kargs a) { gemm_tc_body<1>(a); }
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_n1(aot_mhc_gemm_kargs a) { gemm_tc_body<1, MHC_TW>(a); }
 AOT_EMU_ENTRY(mhc_gemm_n1, aot_mhc_gemm_kargs)
 
 /* ---- coefficients ---- */

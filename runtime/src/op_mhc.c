@@ -56,7 +56,7 @@ static int32_t tiles_of(int32_t tokens) { return (tokens + 63) / 64; }
 /* The largest split pre_full may pick, whatever the device (sizes its workspace). */
 static int32_t split_bound(int32_t tokens, int32_t hidden)
 {
-    int32_t b = 1024 / (tiles_of(tokens) ? tiles_of(tokens) : 1);
+    int32_t b = 2048 / (tiles_of(tokens) ? tiles_of(tokens) : 1);
     b = b < 1 ? 1 : b;
     return b < max_splits(hidden) ? b : max_splits(hidden);
 }

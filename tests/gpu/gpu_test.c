@@ -156,7 +156,7 @@ static int mma_on_gpu(void *fn, const uint16_t *a, const uint16_t *b, const floa
 {
     const mma_shape s = {"m16n8k16", 16, 8, 16};
     size_t na = (size_t)s.m * s.k * 2, nb = (size_t)s.k * s.n * 2, nc = (size_t)s.m * s.n * 4;
-    void *da = g_alloc(na), *db = g_alloc(nb), *dc = g_alloc(nc), *dd = g_alloc(nc);
+    void *da = g_alloc(na), *db = g_alloc(nb), *dc = g_alloc(nc), *dd = g_alloc(nc + 4); /* + the group-map check */
     aot_mma_probe_args p = {da, db, dc, dd, f16, 0};
     void *params[] = {&p};
     int rc = !da || !db || !dc || !dd || g_up(da, a, na) || g_up(db, b, nb) || g_up(dc, c, nc) ||
@@ -181,7 +181,7 @@ static void mma_cases(const char *cubin, harness_tally *t)
     for (int f16 = 0; f16 < 2; f16++)
         for (uint64_t seed = 0; seed < 100; seed++, cases++) {
             uint16_t a[16 * 16], b[16 * 8];
-            float c[16 * 8], hw[16 * 8], emu[16 * 8];
+            float c[16 * 8], hw[16 * 8], emu[16 * 8 + 1];
             mma_case_inputs(&s, f16, 9000 + seed + 1000 * f16, a, b, c, hw);
             ref_poison(emu, sizeof emu);
             aot_mma_probe_args p = {a, b, c, emu, f16, 0};

@@ -9,7 +9,7 @@
 typedef struct {
     const uint16_t *a, *b;
     const float *c;
-    float *d;
+    float *d;                   /* [M][N], then one float: 0 when the lane-group maps agree */
     int32_t f16, reserved; /* f16 = 1: fp16 inputs, else bf16 */
 } aot_mma_probe_args;
 
