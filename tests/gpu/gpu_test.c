@@ -6,69 +6,18 @@
  *                             matrix-fragment probes of CUBIN against the host emulator)
  *   gpu_test --coldstart      time from main() to the first completed launch, in ms */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cuda_driver.h"
 #include "emu.h"
 #include "harness.h"
 #include "mma_case.h"
 #include "mma_probe.h"
 #include "ref.h"
-
-typedef int CUresult;
-static struct {
-    CUresult (*init)(unsigned);
-    CUresult (*device_get)(int *, int);
-    CUresult (*retain)(void **, int);
-    CUresult (*set_current)(void *);
-    CUresult (*alloc)(unsigned long long *, size_t);
-    CUresult (*free)(unsigned long long);
-    CUresult (*htod)(unsigned long long, const void *, size_t);
-    CUresult (*dtoh)(void *, unsigned long long, size_t);
-    CUresult (*memset8)(unsigned long long, unsigned char, size_t);
-    CUresult (*sync)(void);
-    CUresult (*module_load)(void **, const void *);
-    CUresult (*get_function)(void **, void *, const char *);
-    CUresult (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
-                       void **, void **);
-} cu;
-
-static int bind_cuda(void)
-{
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h) return fprintf(stderr, "gpu_test: %s\n", dlerror()), -1;
-    struct { const char *n; void **p; } s[] = {
-        {"cuInit", (void **)&cu.init}, {"cuDeviceGet", (void **)&cu.device_get},
-        {"cuDevicePrimaryCtxRetain", (void **)&cu.retain}, {"cuCtxSetCurrent", (void **)&cu.set_current},
-        {"cuMemAlloc_v2", (void **)&cu.alloc}, {"cuMemFree_v2", (void **)&cu.free},
-        {"cuMemcpyHtoD_v2", (void **)&cu.htod}, {"cuMemcpyDtoH_v2", (void **)&cu.dtoh},
-        {"cuMemsetD8_v2", (void **)&cu.memset8}, {"cuCtxSynchronize", (void **)&cu.sync},
-        {"cuModuleLoadData", (void **)&cu.module_load}, {"cuModuleGetFunction", (void **)&cu.get_function},
-        {"cuLaunchKernel", (void **)&cu.launch}};
-    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
-        if (!(*s[i].p = dlsym(h, s[i].n))) return fprintf(stderr, "gpu_test: no %s\n", s[i].n), -1;
-    int dev;
-    void *ctx;
-    if (cu.init(0) || cu.device_get(&dev, 0) || cu.retain(&ctx, dev) || cu.set_current(ctx))
-        return fprintf(stderr, "gpu_test: no CUDA device\n"), -1;
-    return 0;
-}
-
-static void *g_alloc(size_t n)
-{
-    unsigned long long p = 0;
-    if (cu.alloc(&p, n ? n : 1)) return NULL;
-    cu.memset8(p, 0xff, n ? n : 1); /* poison */
-    return (void *)(uintptr_t)p;
-}
-static void g_free(void *p) { if (p) cu.free((unsigned long long)(uintptr_t)p); }
-static int g_up(void *d, const void *s, size_t n) { return cu.htod((unsigned long long)(uintptr_t)d, s, n); }
-static int g_down(void *d, const void *s, size_t n) { return cu.dtoh(d, (unsigned long long)(uintptr_t)s, n); }
-static int g_sync(void) { return cu.sync(); }
 
 static double now_ms(void)
 {
@@ -79,7 +28,7 @@ static double now_ms(void)
 
 static int coldstart(double t0, double t_init)
 {
-    harness_mem m = {g_alloc, g_free, g_up, g_down, g_sync, NULL};
+    harness_mem m = cuda_mem(NULL);
     harness_tally t = {0, 0, 0};
     topk_case c = {64, 128, 8, 1, AITER_AOT_DTYPE_BF16, 0, 0};
     harness_topk(&m, &c, 1, &t);
@@ -96,11 +45,9 @@ static pthread_barrier_t start_line;
 static void *first_call(void *arg)
 {
     int i = (int)(intptr_t)arg;
-    harness_mem m = {g_alloc, g_free, g_up, g_down, g_sync, NULL};
+    harness_mem m = cuda_mem(NULL);
     topk_case c = {100 + i, 64 + 8 * i, 1 + i % 8, i & 1, (aiter_aot_dtype)(i % 3), 0, 0};
-    void *ctx;
-    int dev;
-    cu.device_get(&dev, 0), cu.retain(&ctx, dev), cu.set_current(ctx);
+    cuda_use_device(0);
     pthread_barrier_wait(&start_line);
     harness_topk(&m, &c, 5000 + (uint64_t)i, &thread_tally[i]);
     return NULL;
@@ -154,14 +101,15 @@ static void *read_file(const char *path, size_t *n)
 
 static int mma_on_gpu(void *fn, const uint16_t *a, const uint16_t *b, const float *c, float *d, int f16)
 {
+    const harness_mem g = cuda_mem(NULL);
     const mma_shape s = {"m16n8k16", 16, 8, 16};
     size_t na = (size_t)s.m * s.k * 2, nb = (size_t)s.k * s.n * 2, nc = (size_t)s.m * s.n * 4;
-    void *da = g_alloc(na), *db = g_alloc(nb), *dc = g_alloc(nc), *dd = g_alloc(nc + 4); /* + the group-map check */
+    void *da = g.alloc(na), *db = g.alloc(nb), *dc = g.alloc(nc), *dd = g.alloc(nc + 4); /* + the group-map check */
     aot_mma_probe_args p = {da, db, dc, dd, f16, 0};
     void *params[] = {&p};
-    int rc = !da || !db || !dc || !dd || g_up(da, a, na) || g_up(db, b, nb) || g_up(dc, c, nc) ||
-             cu.launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL) || g_sync() || g_down(d, dd, nc);
-    g_free(da), g_free(db), g_free(dc), g_free(dd);
+    int rc = !da || !db || !dc || !dd || g.upload(da, a, na) || g.upload(db, b, nb) || g.upload(dc, c, nc) ||
+             cu.launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL) || g.sync() || g.download(d, dd, nc);
+    g.release(da), g.release(db), g.release(dc), g.release(dd);
     return rc;
 }
 
@@ -212,9 +160,9 @@ int main(int argc, char **argv)
         quick |= !strcmp(argv[i], "--quick");
         if (!strcmp(argv[i], "--mma") && i + 1 < argc) mma_cubin = argv[++i];
     }
-    if (bind_cuda()) return 2;
+    if (cuda_bind()) return 2;
     if (argc > 1 && !strcmp(argv[1], "--coldstart")) return coldstart(t0, now_ms());
-    harness_mem m = {g_alloc, g_free, g_up, g_down, g_sync, NULL};
+    harness_mem m = cuda_mem(NULL);
     harness_tally t = {0, 0, verbose};
     concurrent_first_calls(&t); /* first: no call may have loaded anything yet */
     if (mma_cubin) mma_cases(mma_cubin, &t);

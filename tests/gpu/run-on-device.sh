@@ -15,6 +15,22 @@ echo "== GPU correctness (tests/gpu/gpu_test)"
 "$b/tests/gpu/gpu_test" --mma "$b/tests/mma/mma_probe_sm_90a.cubin" > "$out/gpu_test.log" 2>&1 || rc=1
 grep -v '^ok ' "$out/gpu_test.log" | tail -n 30
 grep 'mma.sync' "$out/gpu_test.log"
+echo "== several devices: per-device loading under concurrency (tests/gpu/multi_device)"
+"$b/tests/gpu/multi_device" > "$out/multi_device.log" 2>&1 || rc=1
+cat "$out/multi_device.log"
+n=$(grep -c '^ordinal' "$out/multi_device.log")
+if [ "$n" -ge 2 ]; then
+    order=$(seq $((n - 1)) -1 0 | paste -sd,)
+    echo "== the same under CUDA_VISIBLE_DEVICES=$order"
+    CUDA_VISIBLE_DEVICES=$order "$b/tests/gpu/multi_device" > "$out/multi_device_rev.log" 2>&1 || rc=1
+    cat "$out/multi_device_rev.log"
+    # ordinal i of the reversed run must be ordinal n-1-i of the plain one
+    a=$(grep '^ordinal' "$out/multi_device.log" | sed 's/.*bus //' | tac | paste -sd,)
+    r=$(grep '^ordinal' "$out/multi_device_rev.log" | sed 's/.*bus //' | paste -sd,)
+    [ "$a" = "$r" ] && echo "ok   device order follows CUDA_VISIBLE_DEVICES ($r)" || { echo "FAIL device order: $r, want $a"; rc=1; }
+else
+    echo "note: $n device: the CUDA_VISIBLE_DEVICES reordering run needs 2 or more (not run)"
+fi
 echo "== interposition with a cu* stub loaded RTLD_GLOBAL first"
 python3 bench/interpose_cuda.py "$b" 2>&1 | tee "$out/interpose.log" || rc=1
 echo "== compute-sanitizer memcheck (quick cases)"
