@@ -82,10 +82,8 @@ typedef struct {
 AITER_AOT_API aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *stream);
 
 /* ------------------------------------------------------------------------------------------
- * pre_full: prenorm_gemm, then pre, in passes of a few hundred tokens (their residual, 24 MiB
- * at most, is read again from the L2 cache by the pre-mix), splits chosen per pass like
- * aiter_aot_mhc_splits(). The partials go to workspace, at least
- * aiter_aot_mhc_workspace_size(tokens, hidden) bytes, 4-byte aligned.
+ * pre_full: prenorm_gemm with aiter_aot_mhc_splits(), then pre. The partials go to workspace,
+ * at least aiter_aot_mhc_workspace_size(tokens, hidden) bytes, 4-byte aligned.
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
     size_t size;                 /* sizeof(aiter_aot_mhc_pre_full_args) */

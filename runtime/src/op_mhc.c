@@ -80,23 +80,10 @@ aiter_aot_status aiter_aot_mhc_splits(int32_t tokens, int32_t hidden, int32_t *s
     return aot_api_return(s, d);
 }
 
-/* pre_full works through the tokens in passes whose residual (4 * hidden bf16 a token) fits in
- * this many bytes, so that the pre-mix reads again from L2 what the projection just read. */
-#define L2_PASS_BYTES (24u << 20)
-
-static int32_t pass_tokens(int32_t tokens, int32_t hidden)
-{
-    int32_t n = (int32_t)(L2_PASS_BYTES / (AOT_MHC_N * 2u * (unsigned)hidden)) / 128 * 128;
-    n = n < 128 ? 128 : n;
-    return tokens < n ? tokens : n;
-}
-
 size_t aiter_aot_mhc_workspace_size(int32_t tokens, int32_t hidden)
 {
     if (check_shape("mhc_workspace_size", AOT_MHC_N, tokens, hidden, NULL) != AITER_AOT_STATUS_OK) return 0;
-    /* splits * tokens of a pass grows with the pass, so the largest pass bounds every pass */
-    int32_t n = pass_tokens(tokens, hidden);
-    return (size_t)split_bound(n, hidden) * (size_t)n * (AOT_MHC_MIX + 1) * sizeof(float);
+    return (size_t)split_bound(tokens, hidden) * (size_t)tokens * (AOT_MHC_MIX + 1) * sizeof(float);
 }
 
 /* ---- launches ---- */
@@ -188,27 +175,6 @@ aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *str
 
 /* ---- pre_full ---- */
 
-/* One pass over tokens [t0, t0 + n): the projection, then pre. `check` only validates. */
-static aiter_aot_status pre_full_pass(const aiter_aot_mhc_pre_full_args *a, int32_t t0, int32_t n, int mps, int check,
-                                      void *stream, aot_diag *d)
-{
-    const size_t C = (size_t)a->hidden, streams = a->broadcast ? 1 : AOT_MHC_N;
-    const int32_t splits = pick_splits(n, a->hidden, mps);
-    float *mix = a->workspace, *sqrsum = mix + (size_t)splits * n * AOT_MHC_MIX;
-    const uint16_t *res = (const uint16_t *)a->residual + t0 * streams * C;
-    uint16_t *rout = a->residual_out ? (uint16_t *)a->residual_out + t0 * AOT_MHC_N * C : NULL;
-    aiter_aot_mhc_prenorm_gemm_args g = {sizeof g, a->hc_mult, res, a->fn, mix, sqrsum, n, a->hidden, splits, a->broadcast};
-    aiter_aot_mhc_pre_args p = {sizeof p, a->hc_mult, mix, sqrsum, a->scale, a->base, res, a->norm_weight,
-                                a->post + (size_t)t0 * AOT_MHC_N, a->comb + (size_t)t0 * 16,
-                                (uint16_t *)a->layer_input + t0 * C, rout, n, a->hidden, splits, a->broadcast, a->params};
-    if (check) {
-        AOT_FORWARD(gemm_check(&g, d));
-        return pre_check(&p, d);
-    }
-    AOT_FORWARD(gemm_run(&g, stream, d));
-    return pre_run(&p, stream, d);
-}
-
 static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void *stream, aot_diag *d)
 {
     if (a->workspace_size < aiter_aot_mhc_workspace_size(a->tokens, a->hidden))
@@ -217,11 +183,17 @@ static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void 
     if (a->workspace == NULL || aot_misaligned(a->workspace, 4)) return BAD("mhc_pre_full: workspace must be non-NULL and 4-byte aligned");
     int mps;
     AOT_FORWARD(aot_op_multiprocessors(&mps, d));
-    const int32_t step = pass_tokens(a->tokens, a->hidden);
-    AOT_FORWARD(pre_full_pass(a, 0, step, mps, 1, stream, d)); /* everything checked before anything launches */
-    for (int32_t t0 = 0; t0 < a->tokens; t0 += step)
-        AOT_FORWARD(pre_full_pass(a, t0, a->tokens - t0 < step ? a->tokens - t0 : step, mps, 0, stream, d));
-    return AITER_AOT_STATUS_OK;
+    int32_t splits = pick_splits(a->tokens, a->hidden, mps);
+    float *mix = a->workspace, *sqrsum = mix + (size_t)splits * a->tokens * AOT_MHC_MIX;
+    aiter_aot_mhc_prenorm_gemm_args g = {sizeof g, a->hc_mult, a->residual, a->fn, mix, sqrsum,
+                                         a->tokens, a->hidden, splits, a->broadcast};
+    aiter_aot_mhc_pre_args p = {sizeof p, a->hc_mult, mix, sqrsum, a->scale, a->base, a->residual, a->norm_weight,
+                                a->post, a->comb, a->layer_input, a->residual_out, a->tokens, a->hidden, splits,
+                                a->broadcast, a->params};
+    AOT_FORWARD(gemm_check(&g, d));
+    AOT_FORWARD(pre_check(&p, d)); /* both checked before either launches */
+    AOT_FORWARD(gemm_run(&g, stream, d));
+    return pre_run(&p, stream, d);
 }
 
 aiter_aot_status aiter_aot_mhc_pre_full(const aiter_aot_mhc_pre_full_args *args, void *stream)
