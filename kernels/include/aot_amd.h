@@ -31,6 +31,7 @@ AOT_DEV int aot_lane(void) { return (int)__builtin_amdgcn_mbcnt_hi(~0u, __builti
 AOT_DEV int aot_shfl_i32(int v, int src) { return __builtin_amdgcn_ds_bpermute(src << 2, v); }
 
 AOT_DEV float aot_exp2_fast(float x) { return __builtin_amdgcn_exp2f(x); }
+AOT_DEV float aot_log2_fast(float x) { return __builtin_amdgcn_logf(x); }
 AOT_DEV float aot_rsqrt_fast(float x) { return __builtin_amdgcn_rsqf(x); }
 AOT_DEV float aot_fmaxf(float a, float b) { return __builtin_fmaxf(a, b); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { return __builtin_bit_cast(float, u); }

@@ -12,6 +12,7 @@
  *   aot_lane()             lane within the wave
  *   aot_shfl_i32(v, src)   v of lane `src` of the same wave (every lane must take part)
  *   aot_exp2_fast(x)       2^x in fp32, hardware approximation (<= 2 ulp on both vendors)
+ *   aot_log2_fast(x)       log2(x) in fp32, hardware approximation (<= 2 ulp on both vendors)
  *   aot_rsqrt_fast(x)      1/sqrt(x) in fp32, hardware approximation (<= 2 ulp)
  *   aot_fmaxf(a, b)        fp32 max (the other operand when one is NaN)
  *   aot_f32_from_bits(u), aot_bits_from_f32(f)   bit casts
@@ -95,6 +96,24 @@ AOT_DEV float aot_f16_to_f32(aot_u16 h)
     /* subnormal or zero: man * 2^-24, exact in fp32 */
     float m = (float)man * 5.9604644775390625e-8f;
     return sign ? -m : m;
+}
+
+/* fp32 -> fp16 rounds to nearest, ties to even (overflow to inf, NaN stays NaN, subnormals
+ * exact), in integer arithmetic so that every target computes the same bits. */
+AOT_DEV aot_u16 aot_f32_to_f16(float f)
+{
+    aot_u32 u = aot_bits_from_f32(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return (aot_u16)(sign | 0x7e00u);         /* NaN */
+    if (a >= 0x477ff000u) return (aot_u16)(sign | 0x7c00u);        /* rounds to >= 65520: inf */
+    if (a < 0x38800000u) {                                         /* below 2^-14: subnormal */
+        aot_u32 shift = 126u - (a >> 23), man = (a & 0x7fffffu) | 0x800000u; /* value = man * 2^-(shift+24) */
+        if (shift > 24) return (aot_u16)sign;
+        aot_u32 r = man >> shift, rem = man & ((1u << shift) - 1u), half = 1u << (shift - 1);
+        r += rem > half || (rem == half && (r & 1u));
+        return (aot_u16)(sign | r);
+    }
+    a += 0xfffu + ((a >> 13) & 1u); /* round the 13 dropped bits to even */
+    return (aot_u16)(sign | ((a - 0x38000000u) >> 13));
 }
 
 /* e^x through exp2: one multiply rounding (relative error about |x| * 2^-24) plus the

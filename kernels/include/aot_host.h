@@ -5,7 +5,7 @@
 #ifndef AOT_HOST_H
 #define AOT_HOST_H
 
-#include <math.h>   /* exp2f, fmaxf, sqrtf */
+#include <math.h>   /* exp2f, log2f, fmaxf, sqrtf */
 #include <string.h> /* memcpy */
 
 #include "emu.h"
@@ -30,6 +30,7 @@ AOT_DEV void aot_sync_block(void) { emu_barrier(); }
 AOT_DEV int aot_lane(void) { return emu_thread_x() % AOT_WAVE; }
 AOT_DEV int aot_shfl_i32(int v, int src) { return emu_shfl(v, src); }
 AOT_DEV float aot_exp2_fast(float x) { return exp2f(x); }
+AOT_DEV float aot_log2_fast(float x) { return log2f(x); }
 AOT_DEV float aot_rsqrt_fast(float x) { return 1.0f / sqrtf(x); }
 AOT_DEV float aot_fmaxf(float a, float b) { return fmaxf(a, b); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { float f; memcpy(&f, &u, 4); return f; }

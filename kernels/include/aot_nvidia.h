@@ -14,6 +14,7 @@ AOT_DEV void aot_sync_block(void) { __syncthreads(); }
 AOT_DEV int aot_lane(void) { return (int)(threadIdx.x & 31u); }
 AOT_DEV int aot_shfl_i32(int v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 AOT_DEV float aot_exp2_fast(float x) { return exp2f(x); }
+AOT_DEV float aot_log2_fast(float x) { return __log2f(x); }
 AOT_DEV float aot_rsqrt_fast(float x) { return rsqrtf(x); }
 AOT_DEV float aot_fmaxf(float a, float b) { return fmaxf(a, b); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { return __uint_as_float(u); }

@@ -7,6 +7,7 @@
 
 #include "emu.h"
 #include "loader.h"
+#include "fmha_kargs.h"
 #include "mhc_kargs.h"
 #include "moe_kargs.h"
 
@@ -20,7 +21,9 @@
     X(mhc_gemm_fused, aot_mhc_gemm_kargs) X(mhc_pre, aot_mhc_pre_kargs)                      \
     X(mhc_pre_norm, aot_mhc_pre_kargs) X(mhc_pre_broadcast, aot_mhc_pre_kargs)               \
     X(mhc_pre_broadcast_norm, aot_mhc_pre_kargs) X(mhc_post, aot_mhc_post_kargs)             \
-    X(mhc_head, aot_mhc_head_kargs)
+    X(mhc_head, aot_mhc_head_kargs) X(fmha_fwd_d64, aot_fmha_kargs)                          \
+    X(fmha_fwd_d128, aot_fmha_kargs) X(fmha_fwd_d192_128, aot_fmha_kargs)                   \
+    X(fmha_fwd_d256, aot_fmha_kargs)
 
 #define DECLARE(k, t) void k##_emu(const void *args);
 EMU_KERNELS(DECLARE)

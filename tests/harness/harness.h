@@ -56,6 +56,19 @@ typedef struct {
 void harness_mhc(const harness_mem *m, const mhc_case *c, uint64_t seed, harness_tally *t);
 void harness_mhc_bad_args(const harness_mem *m, harness_tally *t);
 
+/* FMHA varlen forward cases (harness_fmha.c). Query lengths are drawn in 1..max_q (one
+ * sequence of length 0 when batch >= 3), key lengths are the query length plus 0..extra_k. */
+typedef struct {
+    int batch, max_q, extra_k, hq, hk, d, dv;
+    int causal, window_left, window_right;
+    float softcap;
+    aiter_aot_dtype dtype;
+    int sample;  /* check 1 row in `sample` (and each sequence's last) against fp64; all are
+                  * checked to be written */
+} fmha_case;
+void harness_fmha(const harness_mem *m, const fmha_case *c, uint64_t seed, harness_tally *t);
+void harness_fmha_bad_args(const harness_mem *m, harness_tally *t);
+
 /* Prints "N passed, N failed" and returns the exit status. */
 int harness_finish(const harness_tally *t);
 

@@ -1,0 +1,239 @@
+/* fmha.hip : flash attention forward over packed variable-length sequences (semantics in
+ * runtime/include/aiter_aot_fmha.h). One block = 4 waves = 64 query rows of one sequence and one
+ * query head; the loop walks the visible keys 32 at a time with an online softmax:
+ *   1. K (as is) and V (transposed) of the step are staged in shared memory;
+ *   2. S = Q K^T on the matrix units (Q's fragments stay in registers for the whole loop);
+ *   3. S goes to shared memory with the scale, the soft cap and the mask applied; each row's max
+ *      and sum are taken by W/16 lanes per row and shuffles; P = exp(S - max) is written back in
+ *      the input type, and the row's rescale factor beside it;
+ *   4. O = O * alpha + P V on the matrix units.
+ * Every operand moves through the fragment maps, so the source serves MFMA (wave 64) and
+ * mma.sync (warp 32) alike. fp32 accumulation; P is rounded to bf16/fp16 for the second product
+ * (as FlashAttention does). This is the first, plain version: no asynchronous copies, no
+ * wgmma, shared memory as the exchange between the two products. */
+#include "aot_device.h"
+#include "fmha_kargs.h"
+
+#if defined(AOT_MMA_SYNC)
+typedef aot_mma_m16n8k16 fmha_mma;
+#elif defined(AOT_MMA_MFMA_GFX950)
+typedef aot_mfma_16x16x32 fmha_mma;
+#else
+typedef aot_mfma_16x16x16 fmha_mma;
+#endif
+
+#define BM AOT_FMHA_ROWS
+#define BN AOT_FMHA_KEYS
+#define THREADS (AOT_FMHA_WAVES * AOT_WAVE)
+
+AOT_DEV aot_u32 pair_at(const aot_u16 *p) { return *(const aot_u32 *)p; }
+AOT_DEV aot_u16 to_16(float x, int f16) { return f16 ? aot_f32_to_f16(x) : aot_f32_to_bf16(x); }
+
+/* One sequence's view: its query and key counts and where its rows start. */
+typedef struct {
+    int q0, sq, k0, sk, h, hkv;
+} fmha_seq;
+
+/* Does query i see key j (indices within the sequence)? The diagonal is bottom-right aligned. */
+AOT_DEV bool visible(const aot_fmha_kargs &a, const fmha_seq &s, int i, int j)
+{
+    const int diag = i + s.sk - s.sq;
+    if (i >= s.sq || j >= s.sk || (a.causal && j > diag)) return false;
+    if (a.window_left >= 0 && j < diag - a.window_left) return false;
+    return a.window_right < 0 || j <= diag + a.window_right;
+}
+
+AOT_DEV float score(const aot_fmha_kargs &a, float qk)
+{
+    const float s = qk * a.scale;
+    if (a.softcap <= 0.0f) return s;
+    const float e = aot_exp_fast(2.0f * s / a.softcap); /* tanh(x) = 1 - 2 / (e^2x + 1) */
+    return a.softcap * (1.0f - 2.0f / (e + 1.0f));
+}
+
+/* The keys [lo, hi) any row of rows [r0, r1] may see. */
+AOT_DEV void key_range(const aot_fmha_kargs &a, const fmha_seq &s, int r0, int r1, int *lo, int *hi)
+{
+    const int right = a.causal ? 0 : a.window_right;
+    *lo = a.window_left >= 0 ? r0 + s.sk - s.sq - a.window_left : 0;
+    *lo = *lo < 0 ? 0 : *lo / BN * BN;
+    *hi = right >= 0 ? r1 + s.sk - s.sq + right + 1 : s.sk;
+    *hi = *hi > s.sk ? s.sk : *hi;
+}
+
+/* K rows [j0, j0 + BN) to Ks[key][d], V transposed to Vt[dv][key]; zeros past the end. */
+template <int D, int DV>
+AOT_DEV void stage_kv(const aot_fmha_kargs &a, const fmha_seq &s, int j0, aot_u16 *Ks, aot_u16 *Vt)
+{
+    for (int i = aot_thread_x(); i < BN * D / 2; i += THREADS) {
+        const int key = i / (D / 2), d = 2 * (i % (D / 2)), j = j0 + key;
+        const aot_u32 p = j < s.sk ? pair_at(a.k + (aot_i64)(s.k0 + j) * a.k_row + s.hkv * D + d) : 0u;
+        *(aot_u32 *)(Ks + key * (D + 2) + d) = p;
+    }
+    for (int i = aot_thread_x(); i < BN * DV / 2; i += THREADS) {
+        const int key = i / (DV / 2), d = 2 * (i % (DV / 2)), j = j0 + key;
+        const aot_u32 p = j < s.sk ? pair_at(a.v + (aot_i64)(s.k0 + j) * a.v_row + s.hkv * DV + d) : 0u;
+        Vt[d * (BN + 2) + key] = (aot_u16)p;
+        Vt[(d + 1) * (BN + 2) + key] = (aot_u16)(p >> 16);
+    }
+}
+
+template <class S, int N>
+AOT_DEV void unpack(const aot_u32 (&p)[N / 2], aot_u16 (&f)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N / 2; i++) f[2 * i] = (aot_u16)p[i], f[2 * i + 1] = (aot_u16)(p[i] >> 16);
+}
+
+template <class S>
+AOT_DEV void mma(int f16, float (&c)[S::C], const aot_u16 (&x)[S::A], const aot_u16 (&y)[S::B])
+{
+    if (f16) aot_mma_f16(S(), c, x, y);
+    else aot_mma_bf16(S(), c, x, y);
+}
+
+/* Row statistics of the wave's 16 rows after one key step (W/16 lanes per row): new max, the
+ * factor the old accumulators are scaled by, P in shared memory, the running sum. */
+AOT_DEV void online_softmax(const aot_fmha_kargs &a, const float *Ss, aot_u16 *Ps, float *m_s, float *l_s, float *alpha_s)
+{
+    constexpr int PARTS = AOT_WAVE / BM, KP = BN / PARTS;
+    const int lane = aot_lane(), row = lane % BM, k0 = (lane / BM) * KP;
+    const float *s = Ss + row * (BN + 1);
+    float mx = -AOT_INF;
+    for (int k = k0; k < k0 + KP; k++) mx = aot_fmaxf(mx, s[k]);
+    for (int m = BM; m < AOT_WAVE; m <<= 1) mx = aot_fmaxf(mx, aot_shfl_xor_f32(mx, m));
+    const float m_old = m_s[row], m_new = aot_fmaxf(m_old, mx);
+    const bool none = m_new == -AOT_INF; /* nothing visible yet in this row */
+    float sum = 0.0f;
+    for (int k = k0; k < k0 + KP; k++) {
+        const float p = none ? 0.0f : aot_exp_fast(s[k] - m_new);
+        Ps[row * (BN + 2) + k] = to_16(p, a.f16);
+        sum += p;
+    }
+    for (int m = BM; m < AOT_WAVE; m <<= 1) sum += aot_shfl_xor_f32(sum, m);
+    if (lane < BM) {
+        const float alpha = none ? 1.0f : aot_exp_fast(m_old - m_new);
+        alpha_s[row] = alpha, l_s[row] = l_s[row] * alpha + sum, m_s[row] = m_new;
+    }
+}
+
+template <int D, int DV>
+AOT_DEV void fmha_body(const aot_fmha_kargs &a)
+{
+    typedef fmha_mma S;
+    constexpr int NS = BN / S::N, NO = DV / S::N;
+    const int tid = aot_thread_x(), lane = aot_lane(), w = tid / AOT_WAVE;
+    const int tile = aot_block_x() % a.q_tiles, h = (aot_block_x() / a.q_tiles) % a.hq, b = aot_block_x() / a.q_tiles / a.hq;
+    const fmha_seq s = {a.cu_q[b], a.cu_q[b + 1] - a.cu_q[b], a.cu_k[b], a.cu_k[b + 1] - a.cu_k[b], h, h / (a.hq / a.hk)};
+    const int rb = tile * AOT_FMHA_WAVES * BM, rw = rb + w * BM;
+    if (rb >= s.sq) return; /* the whole block: nothing of this sequence here */
+    AOT_SHARED(aot_u32, ks32, BN * (D + 2) / 2);
+    AOT_SHARED(aot_u32, vt32, DV * (BN + 2) / 2);
+    AOT_SHARED(float, ss_all, AOT_FMHA_WAVES * BM * (BN + 1));
+    AOT_SHARED(aot_u32, ps32, AOT_FMHA_WAVES * BM * (BN + 2) / 2);
+    AOT_SHARED(float, m_all, AOT_FMHA_WAVES * BM);
+    AOT_SHARED(float, l_all, AOT_FMHA_WAVES * BM);
+    AOT_SHARED(float, alpha_all, AOT_FMHA_WAVES * BM);
+    aot_u16 *Ks = (aot_u16 *)ks32, *Vt = (aot_u16 *)vt32, *Ps = (aot_u16 *)ps32 + w * BM * (BN + 2);
+    float *Ss = ss_all + w * BM * (BN + 1), *m_s = m_all + w * BM, *l_s = l_all + w * BM, *alpha_s = alpha_all + w * BM;
+    if (lane < BM) m_s[lane] = -AOT_INF, l_s[lane] = 0.0f;
+
+    aot_u32 qf[D / S::K][S::A / 2]; /* this wave's Q fragments, in registers for the whole loop */
+#pragma unroll
+    for (int ks = 0; ks < D / S::K; ks++)
+#pragma unroll
+        for (int i = 0; i < S::A; i += 2) {
+            const int r = rw + S::a_row(lane, i);
+            qf[ks][i / 2] = r < s.sq ? pair_at(a.q + (aot_i64)(s.q0 + r) * a.q_row + h * D + ks * S::K + S::a_k(lane, i)) : 0u;
+        }
+    float o[NO][S::C];
+#pragma unroll
+    for (int n = 0; n < NO; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) o[n][i] = 0.0f;
+
+    int lo, hi;
+    key_range(a, s, rb, (rb + AOT_FMHA_WAVES * BM < s.sq ? rb + AOT_FMHA_WAVES * BM : s.sq) - 1, &lo, &hi);
+    for (int j0 = lo; j0 < hi; j0 += BN) {
+        aot_sync_block(); /* the previous step is done with the shared tiles */
+        stage_kv<D, DV>(a, s, j0, Ks, Vt);
+        aot_sync_block();
+        float sc[NS][S::C];
+#pragma unroll
+        for (int n = 0; n < NS; n++)
+#pragma unroll
+            for (int i = 0; i < S::C; i++) sc[n][i] = 0.0f;
+#pragma unroll
+        for (int ks = 0; ks < D / S::K; ks++) {
+            aot_u16 af[S::A];
+            unpack<S, S::A>(qf[ks], af);
+#pragma unroll
+            for (int n = 0; n < NS; n++) {
+                aot_u16 bf[S::B];
+#pragma unroll
+                for (int i = 0; i < S::B; i += 2) {
+                    const aot_u32 p = pair_at(Ks + (n * S::N + S::b_col(lane, i)) * (D + 2) + ks * S::K + S::b_k(lane, i));
+                    bf[i] = (aot_u16)p, bf[i + 1] = (aot_u16)(p >> 16);
+                }
+                mma<S>(a.f16, sc[n], af, bf);
+            }
+        }
+#pragma unroll
+        for (int n = 0; n < NS; n++)
+#pragma unroll
+            for (int i = 0; i < S::C; i++) {
+                const int row = S::c_row(lane, i), key = n * S::N + S::c_col(lane, i);
+                Ss[row * (BN + 1) + key] = visible(a, s, rw + row, j0 + key) ? score(a, sc[n][i]) : -AOT_INF;
+            }
+        aot_sync_block();
+        online_softmax(a, Ss, Ps, m_s, l_s, alpha_s);
+        aot_sync_block();
+#pragma unroll
+        for (int n = 0; n < NO; n++)
+#pragma unroll
+            for (int i = 0; i < S::C; i++) o[n][i] *= alpha_s[S::c_row(lane, i)];
+#pragma unroll
+        for (int ks = 0; ks < BN / S::K; ks++) {
+            aot_u16 af[S::A];
+#pragma unroll
+            for (int i = 0; i < S::A; i += 2) {
+                const aot_u32 p = pair_at(Ps + S::a_row(lane, i) * (BN + 2) + ks * S::K + S::a_k(lane, i));
+                af[i] = (aot_u16)p, af[i + 1] = (aot_u16)(p >> 16);
+            }
+#pragma unroll
+            for (int n = 0; n < NO; n++) {
+                aot_u16 bf[S::B];
+#pragma unroll
+                for (int i = 0; i < S::B; i += 2) {
+                    const aot_u32 p = pair_at(Vt + (n * S::N + S::b_col(lane, i)) * (BN + 2) + ks * S::K + S::b_k(lane, i));
+                    bf[i] = (aot_u16)p, bf[i + 1] = (aot_u16)(p >> 16);
+                }
+                mma<S>(a.f16, o[n], af, bf);
+            }
+        }
+    }
+    aot_sync_block(); /* l_s and m_s of the last step are complete */
+#pragma unroll
+    for (int n = 0; n < NO; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) {
+            const int row = S::c_row(lane, i), r = rw + row;
+            const float l = l_s[row];
+            if (r < s.sq)
+                a.out[(aot_i64)(s.q0 + r) * a.o_row + h * DV + n * S::N + S::c_col(lane, i)] =
+                    to_16(l > 0.0f ? o[n][i] / l : 0.0f, a.f16);
+        }
+    if (a.lse && lane < BM && rw + lane < s.sq) {
+        const float l = l_s[lane];
+        a.lse[(aot_i64)h * a.total_q + s.q0 + rw + lane] = l > 0.0f ? m_s[lane] + aot_log2_fast(l) * 0.6931471805599453f : -AOT_INF;
+    }
+}
+
+#define FMHA_VARIANT(name, d, dv)                                                              \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS(THREADS) void name(aot_fmha_kargs a) { fmha_body<d, dv>(a); } \
+    AOT_EMU_ENTRY(name, aot_fmha_kargs)
+
+FMHA_VARIANT(fmha_fwd_d64, 64, 64)
+FMHA_VARIANT(fmha_fwd_d128, 128, 128)
+FMHA_VARIANT(fmha_fwd_d192_128, 192, 128)
+FMHA_VARIANT(fmha_fwd_d256, 256, 256)

@@ -1,0 +1,56 @@
+/*
+ * aiter_aot_fmha.h : flash attention forward over packed variable-length sequences (AITER's
+ * fmha_v3_varlen_fwd; ../shared/reference/aiter.md section 3). Included by aiter_aot.h.
+ *
+ * For each sequence b (queries cu_seqlens_q[b] .. cu_seqlens_q[b+1], keys likewise), each query
+ * head h (key/value head h / (hq / hk)) and each query i < sq of the sequence:
+ *   s_j   = softmax_scale * q_i . k_j                       (fp32)
+ *   s_j   = cap * tanh(s_j / cap)                           when logits_soft_cap = cap > 0
+ *   out_i = sum_j softmax(s)_j v_j over the visible keys j, in fp32, rounded to the input type
+ *   lse_i = log(sum_j exp(s_j)) (natural log), written to softmax_lse[h, i] when it is not NULL
+ * Visible: j < sk, and with d = i + sk - sq (the diagonal is aligned bottom-right, as in
+ * FlashAttention and AITER): causal: j <= d; window_left >= 0: j >= d - window_left;
+ * window_right >= 0: j <= d + window_right (-1: unbounded; causal is window_right = 0).
+ * A query that sees no key gets out = 0 and lse = -inf. Rows of zero-length sequences are not
+ * written. P is rounded to the input type before it multiplies V (as FlashAttention does).
+ *
+ * Head dims (d, d_v): (64, 64), (128, 128), (192, 128), (256, 256). bf16 or fp16. The last
+ * dimension and the heads of a token are contiguous; token rows have the given strides
+ * (elements; 0 = packed, hq * d etc.), even, with 4-byte aligned base pointers.
+ * max_seqlen_q must be at least every sequence's query count (rows past it are not computed);
+ * cu_seqlens must be non-decreasing and start at 0: both live in device memory and are not
+ * checked (that would need a synchronisation).
+ */
+#ifndef AITER_AOT_FMHA_H_4A81D0
+#define AITER_AOT_FMHA_H_4A81D0
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    size_t size;                          /* sizeof(aiter_aot_fmha_varlen_fwd_args) */
+    const void *q;                        /* [total_q, hq, d] */
+    const void *k;                        /* [total_k, hk, d] */
+    const void *v;                        /* [total_k, hk, d_v] */
+    void *out;                            /* [total_q, hq, d_v] */
+    float *softmax_lse;                   /* [hq, total_q], or NULL */
+    const int32_t *cu_seqlens_q;          /* device, [batch + 1] */
+    const int32_t *cu_seqlens_k;          /* device, [batch + 1] */
+    aiter_aot_dtype dtype;                /* BF16 or F16 */
+    int32_t batch, total_q, hq, hk, head_dim, head_dim_v, max_seqlen_q;
+    int64_t q_row_stride, k_row_stride, v_row_stride, out_row_stride; /* 0: packed */
+    float softmax_scale, logits_soft_cap; /* cap 0: none */
+    int32_t causal, window_left, window_right;
+} aiter_aot_fmha_varlen_fwd_args;
+
+/*! aiter_aot_fmha_varlen_fwd() :
+ *  @return AITER_AOT_STATUS_OK, or a status and aiter_aot_last_error(); nothing is launched on
+ *          an invalid argument. */
+AITER_AOT_API aiter_aot_status aiter_aot_fmha_varlen_fwd(const aiter_aot_fmha_varlen_fwd_args *args, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,73 @@
+/* op_fmha.c : aiter_aot_fmha_varlen_fwd: argument checks, variant choice and the launch. The
+ * kernels are kernels/fmha/fmha.hip. */
+#include <stdint.h>
+
+#include "aiter_aot.h"
+#include "api.h"
+#include "fmha_kargs.h"
+#include "op.h"
+
+#define BAD(...) aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+
+static const char *variant(int32_t dq, int32_t dv)
+{
+    if (dq == 64 && dv == 64) return "fmha_fwd_d64";
+    if (dq == 128 && dv == 128) return "fmha_fwd_d128";
+    if (dq == 192 && dv == 128) return "fmha_fwd_d192_128";
+    if (dq == 256 && dv == 256) return "fmha_fwd_d256";
+    return NULL;
+}
+
+/* A row stride: 0 means packed; else at least the row and even (pairs are read 4 bytes at once). */
+static int64_t row_stride(int64_t given, int64_t packed) { return given ? given : packed; }
+
+static aiter_aot_status check(const aiter_aot_fmha_varlen_fwd_args *a, aot_diag *d)
+{
+    if (!a->q || !a->k || !a->v || !a->out || !a->cu_seqlens_q || !a->cu_seqlens_k)
+        return BAD("fmha_varlen_fwd: q, k, v, out, cu_seqlens_q and cu_seqlens_k must not be NULL");
+    if (a->dtype != AITER_AOT_DTYPE_BF16 && a->dtype != AITER_AOT_DTYPE_F16)
+        return BAD("fmha_varlen_fwd: dtype %d; supported BF16 and F16", (int)a->dtype);
+    if (!variant(a->head_dim, a->head_dim_v))
+        return BAD("fmha_varlen_fwd: head dims (%d, %d); supported (64, 64), (128, 128), (192, 128), (256, 256)",
+                   a->head_dim, a->head_dim_v);
+    if (a->hq < 1 || a->hk < 1 || a->hq % a->hk)
+        return BAD("fmha_varlen_fwd: hq = %d, hk = %d; need hq a multiple of hk, both >= 1", a->hq, a->hk);
+    if (a->batch < 0 || a->total_q < 0 || a->max_seqlen_q < 0)
+        return BAD("fmha_varlen_fwd: batch, total_q and max_seqlen_q must be >= 0");
+    if (a->window_left < -1 || a->window_right < -1)
+        return BAD("fmha_varlen_fwd: window sizes are >= 0, or -1 for unbounded");
+    if (!(a->softmax_scale == a->softmax_scale) || !(a->logits_soft_cap >= 0))
+        return BAD("fmha_varlen_fwd: softmax_scale must be a number and logits_soft_cap >= 0");
+    const int64_t rows[4][2] = {{a->q_row_stride, (int64_t)a->hq * a->head_dim}, {a->k_row_stride, (int64_t)a->hk * a->head_dim},
+                                {a->v_row_stride, (int64_t)a->hk * a->head_dim_v}, {a->out_row_stride, (int64_t)a->hq * a->head_dim_v}};
+    for (int i = 0; i < 4; i++)
+        if (rows[i][0] && (rows[i][0] < rows[i][1] || rows[i][0] % 2))
+            return BAD("fmha_varlen_fwd: %s row stride %lld; need 0 (packed) or an even stride >= %lld",
+                       (const char *[]){"q", "k", "v", "out"}[i], (long long)rows[i][0], (long long)rows[i][1]);
+    if (aot_misaligned(a->q, 4) || aot_misaligned(a->k, 4) || aot_misaligned(a->v, 4) || aot_misaligned(a->out, 4) ||
+        aot_misaligned(a->softmax_lse, 4) || aot_misaligned(a->cu_seqlens_q, 4) || aot_misaligned(a->cu_seqlens_k, 4))
+        return BAD("fmha_varlen_fwd: tensors must be 4-byte aligned");
+    return AITER_AOT_STATUS_OK;
+}
+
+aiter_aot_status aiter_aot_fmha_varlen_fwd(const aiter_aot_fmha_varlen_fwd_args *args, void *stream)
+{
+    aot_diag dd, *d = &dd;
+    aiter_aot_fmha_varlen_fwd_args a;
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "fmha_varlen_fwd", d);
+    if (s == AITER_AOT_STATUS_OK) s = check(&a, d);
+    if (s != AITER_AOT_STATUS_OK || a.batch == 0 || a.max_seqlen_q == 0) return aot_api_return(s, d);
+    unsigned wave;
+    const char *name = variant(a.head_dim, a.head_dim_v);
+    s = aot_op_wave(name, sizeof(aot_fmha_kargs), &wave, d);
+    if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, d);
+    const int32_t rows_per_block = AOT_FMHA_WAVES * AOT_FMHA_ROWS, tiles = (a.max_seqlen_q + rows_per_block - 1) / rows_per_block;
+    if ((int64_t)tiles * a.hq * a.batch > INT32_MAX) return aot_api_return(BAD("fmha_varlen_fwd: grid too large"), d);
+    aot_fmha_kargs k = {a.q, a.k, a.v, a.out, a.softmax_lse, a.cu_seqlens_q, a.cu_seqlens_k,
+                        row_stride(a.q_row_stride, (int64_t)a.hq * a.head_dim), row_stride(a.k_row_stride, (int64_t)a.hk * a.head_dim),
+                        row_stride(a.v_row_stride, (int64_t)a.hk * a.head_dim_v), row_stride(a.out_row_stride, (int64_t)a.hq * a.head_dim_v),
+                        a.batch, a.hq, a.hk, a.total_q, tiles, a.causal != 0, a.window_left, a.window_right,
+                        a.dtype == AITER_AOT_DTYPE_F16, 0, a.softmax_scale, a.logits_soft_cap};
+    s = aot_op_launch(name, &k, sizeof k, (unsigned)(tiles * a.hq * a.batch), AOT_FMHA_WAVES * wave, stream, d);
+    return aot_api_return(s, d);
+}
