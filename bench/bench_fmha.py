@@ -1,0 +1,84 @@
+"""FMHA varlen forward: aiter-aot (libaiter_aot.so through ctypes, on PyTorch tensors and the current
+stream) side by side with PyTorch's scaled_dot_product_attention (FLASH_ATTENTION and
+CUDNN_ATTENTION backends) and aten._flash_attention_forward (varlen), same inputs, one process.
+bf16, d = 128, 8 sequences x 4096, 32 heads, causal and not. CUDA events, median; TFLOP/s =
+4 b h s_q s_k d, halved for causal. Usage: python3 bench/bench_fmha.py LIBAITER_AOT_SO OUT_DIR"""
+import ctypes as C
+import json
+import os
+import sys
+import time
+
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+sys.path.insert(0, os.path.dirname(__file__))
+import aiter_aot_ctypes as A  # noqa: E402
+from bench_moe import bench  # noqa: E402
+
+lib = A.load(sys.argv[1])
+out_dir = sys.argv[2] if len(sys.argv) > 2 else "."
+dev = torch.device("cuda")
+I32, P = C.c_int32, C.c_void_p
+
+
+class FmhaArgs(C.Structure):
+    _fields_ = [("size", C.c_size_t), ("q", P), ("k", P), ("v", P), ("out", P), ("softmax_lse", P),
+                ("cu_seqlens_q", P), ("cu_seqlens_k", P), ("dtype", C.c_int), ("batch", I32), ("total_q", I32),
+                ("hq", I32), ("hk", I32), ("head_dim", I32), ("head_dim_v", I32), ("max_seqlen_q", I32),
+                ("q_row_stride", C.c_int64), ("k_row_stride", C.c_int64), ("v_row_stride", C.c_int64),
+                ("out_row_stride", C.c_int64), ("softmax_scale", C.c_float), ("logits_soft_cap", C.c_float),
+                ("causal", I32), ("window_left", I32), ("window_right", I32)]
+
+
+lib.aiter_aot_fmha_varlen_fwd.argtypes = [C.POINTER(FmhaArgs), P]
+
+
+def main():
+    b, s, h, d = 8, 4096, 32, 128
+    name = torch.cuda.get_device_name()
+    print(f"device {name}, date {time.strftime('%Y-%m-%d')}; bf16, {b} x {s} tokens, {h} heads, d = {d}")
+    q, k, v = (torch.randn(b * s, h, d, device=dev, dtype=torch.bfloat16) for _ in range(3))
+    out = torch.empty_like(q)
+    lse = torch.empty(h, b * s, device=dev)
+    cu = torch.arange(0, (b + 1) * s, s, device=dev, dtype=torch.int32)
+    q4, k4, v4 = (x.view(b, s, h, d).transpose(1, 2) for x in (q, k, v))
+    rows = []
+    for causal in (False, True):
+        args = FmhaArgs(C.sizeof(FmhaArgs), q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(),
+                        cu.data_ptr(), cu.data_ptr(), 2, b, b * s, h, h, d, d, s, 0, 0, 0, 0, d ** -0.5, 0.0,
+                        int(causal), -1, -1)
+        ours = lambda _: A.check(lib, lib.aiter_aot_fmha_varlen_fwd(args, torch.cuda.current_stream().cuda_stream), "fmha")  # noqa: E731
+        ours(0)
+        ref = torch.nn.functional.scaled_dot_product_attention(q4, k4, v4, is_causal=causal)
+        torch.cuda.synchronize()
+        err = ((out.view(b, s, h, d).transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
+        assert err < 2e-2, f"fmha differs from SDPA: relative error {err}"
+        flops = 4 * b * h * s * s * d / (2 if causal else 1)
+        res = {"causal": causal, "rel_err_vs_sdpa": err, "ours_us": bench(ours, [0], reps=20)}
+        for key, backend in (("flash_us", SDPBackend.FLASH_ATTENTION), ("cudnn_us", SDPBackend.CUDNN_ATTENTION)):
+            try:
+                with sdpa_kernel(backend):
+                    res[key] = bench(lambda _: torch.nn.functional.scaled_dot_product_attention(q4, k4, v4, is_causal=causal), [0], reps=20)
+            except Exception as ex:  # report, keep the rest
+                res[key] = float("nan")
+                print(f"  {key}: {type(ex).__name__}: {ex}"[:200])
+        try:
+            res["aten_varlen_us"] = bench(lambda _: torch.ops.aten._flash_attention_forward(
+                q, k, v, cu, cu, s, s, 0.0, causal, False, scale=d ** -0.5), [0], reps=20)
+        except Exception as ex:
+            res["aten_varlen_us"] = float("nan")
+            print(f"  aten varlen: {type(ex).__name__}: {ex}"[:200])
+        tf = {k2.replace("_us", "_tflops"): flops / (v2 * 1e-6) / 1e12 for k2, v2 in res.items() if k2.endswith("_us")}
+        res.update(tf)
+        rows.append(res)
+        print(f"causal={causal}: ours {tf['ours_tflops']:.1f} TFLOP/s ({res['ours_us']:.0f} us), flash "
+              f"{tf['flash_tflops']:.1f}, cuDNN {tf['cudnn_tflops']:.1f}, aten varlen {tf['aten_varlen_tflops']:.1f}; "
+              f"ours / flash = {tf['ours_tflops'] / tf['flash_tflops']:.2f}, ours / cuDNN = "
+              f"{tf['ours_tflops'] / tf['cudnn_tflops']:.2f}; relative error vs SDPA {err:.2e}")
+    with open(os.path.join(out_dir, "bench_fmha.json"), "w") as f:
+        json.dump({"device": name, "date": time.strftime("%Y-%m-%d"), "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
