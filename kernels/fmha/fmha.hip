@@ -94,8 +94,10 @@ AOT_DEV void mma(int f16, float (&c)[S::C], const aot_u16 (&x)[S::A], const aot_
 
 /* Row statistics of the wave's 16 rows after one key step (W/16 lanes per row): new max, the
  * factor the old accumulators are scaled by, P in shared memory, the running sum. */
+template <class S>
 AOT_DEV void online_softmax(const aot_fmha_kargs &a, const float *Ss, aot_u16 *Ps, float *m_s, float *l_s, float *alpha_s)
 {
+    static_assert(S::M == BM, "a wave owns S::M rows");
     constexpr int PARTS = AOT_WAVE / BM, KP = BN / PARTS;
     const int lane = aot_lane(), row = lane % BM, k0 = (lane / BM) * KP;
     const float *s = Ss + row * (BN + 1);
@@ -118,7 +120,7 @@ AOT_DEV void online_softmax(const aot_fmha_kargs &a, const float *Ss, aot_u16 *P
 }
 
 template <int D, int DV>
-AOT_DEV void fmha_body(const aot_fmha_kargs &a)
+AOT_DEV void fmha_shared(const aot_fmha_kargs &a)
 {
     typedef fmha_mma S;
     constexpr int NS = BN / S::N, NO = DV / S::N;
@@ -186,7 +188,7 @@ AOT_DEV void fmha_body(const aot_fmha_kargs &a)
                 Ss[row * (BN + 1) + key] = visible(a, s, rw + row, j0 + key) ? score(a, sc[n][i]) : -AOT_INF;
             }
         aot_sync_block();
-        online_softmax(a, Ss, Ps, m_s, l_s, alpha_s);
+        online_softmax<S>(a, Ss, Ps, m_s, l_s, alpha_s);
         aot_sync_block();
 #pragma unroll
         for (int n = 0; n < NO; n++)
@@ -227,6 +229,156 @@ AOT_DEV void fmha_body(const aot_fmha_kargs &a)
         const float l = l_s[lane];
         a.lse[(aot_i64)h * a.total_q + s.q0 + rw + lane] = l > 0.0f ? m_s[lane] + aot_log2_fast(l) * 0.6931471805599453f : -AOT_INF;
     }
+}
+
+/* ---- the register path (shapes with C_TO_A: mma.sync) ----
+ * S stays in registers: the row max and sum are reduced over the ROW_LANES lanes of a row with
+ * shuffles, and P (rounded to the input type) is already the A fragment of P V. Shared memory
+ * holds only K and V; two barriers a step. */
+
+/* Max (or sum) over a row's lanes of the per-slot values. */
+template <class S>
+AOT_DEV void row_reduce(float (&v)[S::C_ROWS], bool max)
+{
+#pragma unroll
+    for (int r = 0; r < S::C_ROWS; r++)
+        for (int m = 1; m < S::ROW_LANES; m <<= 1) {
+            const float o = aot_shfl_xor_f32(v[r], m);
+            v[r] = max ? aot_fmaxf(v[r], o) : v[r] + o;
+        }
+}
+
+template <int D, int DV>
+AOT_DEV void fmha_regs(const aot_fmha_kargs &a)
+{
+    typedef fmha_mma S;
+    constexpr int NS = BN / S::N, NO = DV / S::N, TPK = S::K / S::N; /* C tiles per k-step */
+    const int tid = aot_thread_x(), lane = aot_lane(), w = tid / AOT_WAVE;
+    const int tile = aot_block_x() % a.q_tiles, h = (aot_block_x() / a.q_tiles) % a.hq, b = aot_block_x() / a.q_tiles / a.hq;
+    const fmha_seq s = {a.cu_q[b], a.cu_q[b + 1] - a.cu_q[b], a.cu_k[b], a.cu_k[b + 1] - a.cu_k[b], h, h / (a.hq / a.hk)};
+    const int rb = tile * AOT_FMHA_WAVES * BM, rw = rb + w * BM;
+    if (rb >= s.sq) return;
+    AOT_SHARED(aot_u32, ks32, BN * (D + 2) / 2);
+    AOT_SHARED(aot_u32, vt32, DV * (BN + 2) / 2);
+    aot_u16 *Ks = (aot_u16 *)ks32, *Vt = (aot_u16 *)vt32;
+    aot_u32 qf[D / S::K][S::A / 2];
+#pragma unroll
+    for (int ks = 0; ks < D / S::K; ks++)
+#pragma unroll
+        for (int i = 0; i < S::A; i += 2) {
+            const int r = rw + S::a_row(lane, i);
+            qf[ks][i / 2] = r < s.sq ? pair_at(a.q + (aot_i64)(s.q0 + r) * a.q_row + h * D + ks * S::K + S::a_k(lane, i)) : 0u;
+        }
+    float o[NO][S::C], m[S::C_ROWS], l[S::C_ROWS];
+#pragma unroll
+    for (int n = 0; n < NO; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) o[n][i] = 0.0f;
+#pragma unroll
+    for (int r = 0; r < S::C_ROWS; r++) m[r] = -AOT_INF, l[r] = 0.0f;
+    int lo, hi;
+    key_range(a, s, rb, (rb + AOT_FMHA_WAVES * BM < s.sq ? rb + AOT_FMHA_WAVES * BM : s.sq) - 1, &lo, &hi);
+    for (int j0 = lo; j0 < hi; j0 += BN) {
+        aot_sync_block();
+        stage_kv<D, DV>(a, s, j0, Ks, Vt);
+        aot_sync_block();
+        float sc[NS][S::C];
+#pragma unroll
+        for (int n = 0; n < NS; n++)
+#pragma unroll
+            for (int i = 0; i < S::C; i++) sc[n][i] = 0.0f;
+#pragma unroll
+        for (int ks = 0; ks < D / S::K; ks++) {
+            aot_u16 af[S::A];
+            unpack<S, S::A>(qf[ks], af);
+#pragma unroll
+            for (int n = 0; n < NS; n++) {
+                aot_u16 bf[S::B];
+#pragma unroll
+                for (int i = 0; i < S::B; i += 2) {
+                    const aot_u32 p = pair_at(Ks + (n * S::N + S::b_col(lane, i)) * (D + 2) + ks * S::K + S::b_k(lane, i));
+                    bf[i] = (aot_u16)p, bf[i + 1] = (aot_u16)(p >> 16);
+                }
+                mma<S>(a.f16, sc[n], af, bf);
+            }
+        }
+        float mx[S::C_ROWS], sum[S::C_ROWS], alpha[S::C_ROWS];
+#pragma unroll
+        for (int r = 0; r < S::C_ROWS; r++) mx[r] = -AOT_INF, sum[r] = 0.0f;
+#pragma unroll
+        for (int n = 0; n < NS; n++)
+#pragma unroll
+            for (int i = 0; i < S::C; i++) {
+                const int row = S::c_row(lane, i), key = n * S::N + S::c_col(lane, i);
+                sc[n][i] = visible(a, s, rw + row, j0 + key) ? score(a, sc[n][i]) : -AOT_INF;
+                mx[S::c_slot(i)] = aot_fmaxf(mx[S::c_slot(i)], sc[n][i]);
+            }
+        row_reduce<S>(mx, true);
+#pragma unroll
+        for (int r = 0; r < S::C_ROWS; r++) {
+            const float m_new = aot_fmaxf(m[r], mx[r]);
+            alpha[r] = m_new == -AOT_INF ? 1.0f : aot_exp_fast(m[r] - m_new);
+            m[r] = m_new;
+        }
+        aot_u16 pf[NS][S::C]; /* P in the input type: the A fragments of P V */
+#pragma unroll
+        for (int n = 0; n < NS; n++)
+#pragma unroll
+            for (int i = 0; i < S::C; i++) {
+                const int r = S::c_slot(i);
+                const float p = m[r] == -AOT_INF ? 0.0f : aot_exp_fast(sc[n][i] - m[r]);
+                sum[r] += p;
+                pf[n][i] = to_16(p, a.f16);
+            }
+        row_reduce<S>(sum, false);
+#pragma unroll
+        for (int r = 0; r < S::C_ROWS; r++) l[r] = l[r] * alpha[r] + sum[r];
+#pragma unroll
+        for (int n = 0; n < NO; n++)
+#pragma unroll
+            for (int i = 0; i < S::C; i++) o[n][i] *= alpha[S::c_slot(i)];
+#pragma unroll
+        for (int ks = 0; ks < BN / S::K; ks++) {
+            aot_u16 af[S::A];
+#pragma unroll
+            for (int i = 0; i < S::A; i++) af[i] = pf[ks * TPK + S::c_tile(i)][S::c_elem(i)];
+#pragma unroll
+            for (int n = 0; n < NO; n++) {
+                aot_u16 bf[S::B];
+#pragma unroll
+                for (int i = 0; i < S::B; i += 2) {
+                    const aot_u32 p = pair_at(Vt + (n * S::N + S::b_col(lane, i)) * (BN + 2) + ks * S::K + S::b_k(lane, i));
+                    bf[i] = (aot_u16)p, bf[i + 1] = (aot_u16)(p >> 16);
+                }
+                mma<S>(a.f16, o[n], af, bf);
+            }
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < NO; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) {
+            const int r = rw + S::c_row(lane, i);
+            const float lr = l[S::c_slot(i)];
+            if (r < s.sq)
+                a.out[(aot_i64)(s.q0 + r) * a.o_row + h * DV + n * S::N + S::c_col(lane, i)] =
+                    to_16(lr > 0.0f ? o[n][i] / lr : 0.0f, a.f16);
+        }
+    if (a.lse && lane % S::ROW_LANES == 0)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) {
+            const int r = rw + S::c_row(lane, i), slot = S::c_slot(i);
+            if (r < s.sq && (i == 0 || S::c_slot(i - 1) != slot)) /* once per row */
+                a.lse[(aot_i64)h * a.total_q + s.q0 + r] =
+                    l[slot] > 0.0f ? m[slot] + aot_log2_fast(l[slot]) * 0.6931471805599453f : -AOT_INF;
+        }
+}
+
+template <int D, int DV>
+AOT_DEV void fmha_body(const aot_fmha_kargs &a)
+{
+    if constexpr (fmha_mma::C_TO_A) fmha_regs<D, DV>(a);
+    else fmha_shared<D, DV>(a);
 }
 
 #define FMHA_VARIANT(name, d, dv)                                                              \

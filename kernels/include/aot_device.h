@@ -32,7 +32,11 @@
  * rank S::a_rank(i) and lies in the lane's row number S::a_slot(i) (of S::A_ROWS rows); element
  * i of its B fragment has rank S::b_rank(i). Since a product sums over k, a kernel may feed
  * any k to a (group, rank) as long as A and B agree: e.g. give each group a contiguous range
- * so that a lane reads its A values with wide loads. Shapes by
+ * so that a lane reads its A values with wide loads.
+ * Rows of C: a lane holds S::C_ROWS rows (element i in slot S::c_slot(i)); the S::ROW_LANES
+ * lanes holding the same rows differ in the low bits of the lane (reduce with xor 1, 2, ...).
+ * S::C_TO_A = 1 (mma.sync): the C fragments of the K/N tiles of a k-step are that step's A
+ * fragment, element i being element S::c_elem(i) of tile S::c_tile(i). Shapes by
  * feature macro:
  *   AOT_MMA_MFMA        aot_mfma_32x32x8, aot_mfma_16x16x16          (aot_mfma.h, wave 64)
  *   AOT_MMA_MFMA_GFX950 also aot_mfma_32x32x16, aot_mfma_16x16x32    (gfx950)

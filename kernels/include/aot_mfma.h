@@ -30,6 +30,12 @@ struct aot_mfma_shape {
     AOT_DEV int a_rank(int i) { return i; }
     AOT_DEV int a_slot(int i) { return (void)i, 0; }
     AOT_DEV int b_rank(int i) { return i; }
+    /* C by rows: lanes hold columns, so a row's C_ROWS... see aot_mma_sync.h; MFMA's C is
+     * column-major across lanes, so C_TO_A does not hold (c_tile/c_elem are not used). */
+    enum { C_ROWS = C, ROW_LANES = M, C_TO_A = 0 };
+    AOT_DEV int c_slot(int i) { return i; }
+    AOT_DEV int c_tile(int i) { return (void)i, 0; }
+    AOT_DEV int c_elem(int i) { return i; }
 };
 
 typedef aot_mfma_shape<32, 8> aot_mfma_32x32x8;   /* gfx90a, gfx942, gfx950 */

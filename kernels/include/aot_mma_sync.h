@@ -24,6 +24,14 @@ struct aot_mma_m16n8k16 {
     AOT_DEV int a_rank(int i) { return 2 * (i / 4) + i % 2; }
     AOT_DEV int a_slot(int i) { return (i / 2) % 2; }
     AOT_DEV int b_rank(int i) { return i; }
+    /* C by rows: a lane holds C_ROWS rows (element i in row slot c_slot(i)), each shared with
+     * the ROW_LANES lanes that differ from it in the low bits. C_TO_A: the C fragments of the
+     * K/N tiles of one k-step, taken as they are, form the A fragment of that step: element i
+     * of A is element c_elem(i) of tile c_tile(i) (the mma.sync layouts are built for it). */
+    enum { C_ROWS = 2, ROW_LANES = 4, C_TO_A = 1 };
+    AOT_DEV int c_slot(int i) { return i / 2; }
+    AOT_DEV int c_tile(int i) { return i / 4; }
+    AOT_DEV int c_elem(int i) { return i % 2 + 2 * ((i / 2) % 2); }
 };
 
 #endif

@@ -34,6 +34,15 @@ AOT_DEV int group_maps_ok(void)
             if (S::a_k(lane, i) != S::k_of(g, S::a_rank(i)) || S::a_row(lane, i) != S::a_row(lane, 0) + (S::a_slot(i) - S::a_slot(0)) * (S::M / S::A_ROWS)) return 1 + lane;
         for (int i = 0; i < S::B; i++)
             if (S::b_k(lane, i) != S::k_of(g, S::b_rank(i))) return 1 + lane;
+        for (int i = 0; i < S::C; i++) /* rows: same slot, same row; sharing lanes in the low bits */
+            if (S::c_row(lane, i) != S::c_row(lane % S::ROW_LANES, i) + (lane / S::ROW_LANES) * (S::c_row(S::ROW_LANES, 0) - S::c_row(0, 0)) ||
+                S::c_slot(i) >= S::C_ROWS)
+                return 1 + lane;
+        for (int i = 0; S::C_TO_A && i < S::A; i++) {
+            const int e = S::c_elem(i);
+            if (S::a_row(lane, i) != S::c_row(lane, e) || S::a_k(lane, i) != S::c_tile(i) * S::N + S::c_col(lane, e))
+                return 1 + lane;
+        }
     }
     return 0;
 }
