@@ -53,12 +53,14 @@ int main(int argc, char **argv)
     aot_diag d;
     if (aot_bundle_open(&b, orig, n, &d) != AITER_AOT_STATUS_OK) return printf("FAIL: %s\n", d.msg), 1;
     unsigned char *copy = malloc(n);
+    const size_t meta_end = b.meta_end; /* b is the intact bundle's; each probe opens its own */
     /* every bit of header + index + strings + dictionary: the meta hash must catch each one */
     int caught = 0, flips = 0;
-    for (size_t bit = 0; bit < b.meta_end * 8; bit++) {
+    for (size_t bit = 0; bit < meta_end * 8; bit++) {
+        aot_bundle probe;
         memcpy(copy, orig, n);
         copy[bit / 8] ^= (unsigned char)(1u << (bit % 8));
-        caught += aot_bundle_open(&b, copy, n, &d) != AITER_AOT_STATUS_OK;
+        caught += aot_bundle_open(&probe, copy, n, &d) != AITER_AOT_STATUS_OK;
         flips++;
     }
     if (caught == flips) passed++;
@@ -75,7 +77,7 @@ int main(int argc, char **argv)
     else failed++, printf("FAIL: a truncated bundle was accepted\n");
     /* payload: flip bytes at sampled offsets (every 7th byte): error, or identical results */
     int before = failed, noticed = 0, samples = 0;
-    for (size_t at = b.meta_end; at < n; at += 7) {
+    for (size_t at = meta_end; at < n; at += 7) {
         memcpy(copy, orig, n);
         copy[at] ^= 0x5a;
         noticed += consume(copy, n, orig, n);
