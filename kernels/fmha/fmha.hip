@@ -92,6 +92,113 @@ AOT_DEV void mma(int f16, float (&c)[S::C], const aot_u16 (&x)[S::A], const aot_
     else aot_mma_bf16(S(), c, x, y);
 }
 
+/* What a block works on: its sequence, the first row of the block and of this wave. */
+typedef struct {
+    fmha_seq s;
+    int rb, rw, lane;
+} fmha_block;
+
+/* @return false when the block holds no row of its sequence (the whole block leaves). */
+AOT_DEV bool block_of(const aot_fmha_kargs &a, fmha_block &k)
+{
+    const int tile = aot_block_x() % a.q_tiles, h = (aot_block_x() / a.q_tiles) % a.hq, b = aot_block_x() / a.q_tiles / a.hq;
+    k.s = {a.cu_q[b], a.cu_q[b + 1] - a.cu_q[b], a.cu_k[b], a.cu_k[b + 1] - a.cu_k[b], h, h / (a.hq / a.hk)};
+    k.lane = aot_lane();
+    k.rb = tile * AOT_FMHA_WAVES * BM, k.rw = k.rb + aot_thread_x() / AOT_WAVE * BM;
+    return k.rb < k.s.sq;
+}
+
+/* The keys the block's rows may see, in whole steps from a multiple of BN. */
+AOT_DEV void block_keys(const aot_fmha_kargs &a, const fmha_block &k, int *lo, int *hi)
+{
+    const int last = (k.rb + AOT_FMHA_WAVES * BM < k.s.sq ? k.rb + AOT_FMHA_WAVES * BM : k.s.sq) - 1;
+    key_range(a, k.s, k.rb, last, lo, hi);
+}
+
+/* This wave's Q fragments (D / S::K steps), kept in registers for the whole loop. */
+template <class S, int D>
+AOT_DEV void load_q(const aot_fmha_kargs &a, const fmha_block &k, aot_u32 (&qf)[D / S::K][S::A / 2])
+{
+#pragma unroll
+    for (int ks = 0; ks < D / S::K; ks++)
+#pragma unroll
+        for (int i = 0; i < S::A; i += 2) {
+            const int r = k.rw + S::a_row(k.lane, i);
+            qf[ks][i / 2] = r < k.s.sq ? pair_at(a.q + (aot_i64)(k.s.q0 + r) * a.q_row + k.s.h * D + ks * S::K + S::a_k(k.lane, i)) : 0u;
+        }
+}
+
+template <int N, int M>
+AOT_DEV void zero(float (&x)[N][M])
+{
+#pragma unroll
+    for (int n = 0; n < N; n++)
+#pragma unroll
+        for (int i = 0; i < M; i++) x[n][i] = 0.0f;
+}
+
+/* The B fragment of tile n at k-step ks from shared memory laid out [column][k], row stride ld. */
+template <class S>
+AOT_DEV void b_fragment(const aot_u16 *base, int ld, int n, int ks, int lane, aot_u16 (&bf)[S::B])
+{
+#pragma unroll
+    for (int i = 0; i < S::B; i += 2) {
+        const aot_u32 p = pair_at(base + (n * S::N + S::b_col(lane, i)) * ld + ks * S::K + S::b_k(lane, i));
+        bf[i] = (aot_u16)p, bf[i + 1] = (aot_u16)(p >> 16);
+    }
+}
+
+/* S = Q K^T for the staged keys, scaled, capped and masked (-inf where a key is not visible). */
+template <class S, int D, int NS>
+AOT_DEV void scores(const aot_fmha_kargs &a, const fmha_block &k, int j0, const aot_u32 (&qf)[D / S::K][S::A / 2],
+                    const aot_u16 *Ks, float (&sc)[NS][S::C])
+{
+    zero<NS, S::C>(sc);
+#pragma unroll
+    for (int ks = 0; ks < D / S::K; ks++) {
+        aot_u16 af[S::A], bf[S::B];
+        unpack<S, S::A>(qf[ks], af);
+#pragma unroll
+        for (int n = 0; n < NS; n++) b_fragment<S>(Ks, D + 2, n, ks, k.lane, bf), mma<S>(a.f16, sc[n], af, bf);
+    }
+#pragma unroll
+    for (int n = 0; n < NS; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) {
+            const int row = k.rw + S::c_row(k.lane, i), key = j0 + n * S::N + S::c_col(k.lane, i);
+            sc[n][i] = visible(a, k.s, row, key) ? score(a, sc[n][i]) : -AOT_INF;
+        }
+}
+
+/* O += P V for k-step ks of the staged keys, P's A fragment given. */
+template <class S, int NO>
+AOT_DEV void pv_step(const aot_fmha_kargs &a, int lane, int ks, const aot_u16 (&pf)[S::A], const aot_u16 *Vt, float (&o)[NO][S::C])
+{
+#pragma unroll
+    for (int n = 0; n < NO; n++) {
+        aot_u16 bf[S::B];
+        b_fragment<S>(Vt, BN + 2, n, ks, lane, bf);
+        mma<S>(a.f16, o[n], pf, bf);
+    }
+}
+
+/* out = O / l per row (0 where no key was visible); l given per C element. */
+template <class S, int DV, int NO>
+AOT_DEV void store_out(const aot_fmha_kargs &a, const fmha_block &k, const float (&o)[NO][S::C], const float (&l)[S::C])
+{
+#pragma unroll
+    for (int n = 0; n < NO; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) {
+            const int r = k.rw + S::c_row(k.lane, i);
+            if (r < k.s.sq)
+                a.out[(aot_i64)(k.s.q0 + r) * a.o_row + k.s.h * DV + n * S::N + S::c_col(k.lane, i)] =
+                    to_16(l[i] > 0.0f ? o[n][i] / l[i] : 0.0f, a.f16);
+        }
+}
+
+AOT_DEV float lse_of(float m, float l) { return l > 0.0f ? m + aot_log2_fast(l) * 0.6931471805599453f : -AOT_INF; }
+
 /* Row statistics of the wave's 16 rows after one key step (W/16 lanes per row): new max, the
  * factor the old accumulators are scaled by, P in shared memory, the running sum. */
 template <class S>
@@ -124,11 +231,9 @@ AOT_DEV void fmha_shared(const aot_fmha_kargs &a)
 {
     typedef fmha_mma S;
     constexpr int NS = BN / S::N, NO = DV / S::N;
-    const int tid = aot_thread_x(), lane = aot_lane(), w = tid / AOT_WAVE;
-    const int tile = aot_block_x() % a.q_tiles, h = (aot_block_x() / a.q_tiles) % a.hq, b = aot_block_x() / a.q_tiles / a.hq;
-    const fmha_seq s = {a.cu_q[b], a.cu_q[b + 1] - a.cu_q[b], a.cu_k[b], a.cu_k[b + 1] - a.cu_k[b], h, h / (a.hq / a.hk)};
-    const int rb = tile * AOT_FMHA_WAVES * BM, rw = rb + w * BM;
-    if (rb >= s.sq) return; /* the whole block: nothing of this sequence here */
+    fmha_block k;
+    if (!block_of(a, k)) return;
+    const int w = aot_thread_x() / AOT_WAVE, lane = k.lane;
     AOT_SHARED(aot_u32, ks32, BN * (D + 2) / 2);
     AOT_SHARED(aot_u32, vt32, DV * (BN + 2) / 2);
     AOT_SHARED(float, ss_all, AOT_FMHA_WAVES * BM * (BN + 1));
@@ -139,54 +244,22 @@ AOT_DEV void fmha_shared(const aot_fmha_kargs &a)
     aot_u16 *Ks = (aot_u16 *)ks32, *Vt = (aot_u16 *)vt32, *Ps = (aot_u16 *)ps32 + w * BM * (BN + 2);
     float *Ss = ss_all + w * BM * (BN + 1), *m_s = m_all + w * BM, *l_s = l_all + w * BM, *alpha_s = alpha_all + w * BM;
     if (lane < BM) m_s[lane] = -AOT_INF, l_s[lane] = 0.0f;
-
-    aot_u32 qf[D / S::K][S::A / 2]; /* this wave's Q fragments, in registers for the whole loop */
-#pragma unroll
-    for (int ks = 0; ks < D / S::K; ks++)
-#pragma unroll
-        for (int i = 0; i < S::A; i += 2) {
-            const int r = rw + S::a_row(lane, i);
-            qf[ks][i / 2] = r < s.sq ? pair_at(a.q + (aot_i64)(s.q0 + r) * a.q_row + h * D + ks * S::K + S::a_k(lane, i)) : 0u;
-        }
+    aot_u32 qf[D / S::K][S::A / 2];
+    load_q<S, D>(a, k, qf);
     float o[NO][S::C];
-#pragma unroll
-    for (int n = 0; n < NO; n++)
-#pragma unroll
-        for (int i = 0; i < S::C; i++) o[n][i] = 0.0f;
-
+    zero<NO, S::C>(o);
     int lo, hi;
-    key_range(a, s, rb, (rb + AOT_FMHA_WAVES * BM < s.sq ? rb + AOT_FMHA_WAVES * BM : s.sq) - 1, &lo, &hi);
+    block_keys(a, k, &lo, &hi);
     for (int j0 = lo; j0 < hi; j0 += BN) {
         aot_sync_block(); /* the previous step is done with the shared tiles */
-        stage_kv<D, DV>(a, s, j0, Ks, Vt);
+        stage_kv<D, DV>(a, k.s, j0, Ks, Vt);
         aot_sync_block();
         float sc[NS][S::C];
+        scores<S, D, NS>(a, k, j0, qf, Ks, sc);
 #pragma unroll
         for (int n = 0; n < NS; n++)
 #pragma unroll
-            for (int i = 0; i < S::C; i++) sc[n][i] = 0.0f;
-#pragma unroll
-        for (int ks = 0; ks < D / S::K; ks++) {
-            aot_u16 af[S::A];
-            unpack<S, S::A>(qf[ks], af);
-#pragma unroll
-            for (int n = 0; n < NS; n++) {
-                aot_u16 bf[S::B];
-#pragma unroll
-                for (int i = 0; i < S::B; i += 2) {
-                    const aot_u32 p = pair_at(Ks + (n * S::N + S::b_col(lane, i)) * (D + 2) + ks * S::K + S::b_k(lane, i));
-                    bf[i] = (aot_u16)p, bf[i + 1] = (aot_u16)(p >> 16);
-                }
-                mma<S>(a.f16, sc[n], af, bf);
-            }
-        }
-#pragma unroll
-        for (int n = 0; n < NS; n++)
-#pragma unroll
-            for (int i = 0; i < S::C; i++) {
-                const int row = S::c_row(lane, i), key = n * S::N + S::c_col(lane, i);
-                Ss[row * (BN + 1) + key] = visible(a, s, rw + row, j0 + key) ? score(a, sc[n][i]) : -AOT_INF;
-            }
+            for (int i = 0; i < S::C; i++) Ss[S::c_row(lane, i) * (BN + 1) + n * S::N + S::c_col(lane, i)] = sc[n][i];
         aot_sync_block();
         online_softmax<S>(a, Ss, Ps, m_s, l_s, alpha_s);
         aot_sync_block();
@@ -202,33 +275,16 @@ AOT_DEV void fmha_shared(const aot_fmha_kargs &a)
                 const aot_u32 p = pair_at(Ps + S::a_row(lane, i) * (BN + 2) + ks * S::K + S::a_k(lane, i));
                 af[i] = (aot_u16)p, af[i + 1] = (aot_u16)(p >> 16);
             }
-#pragma unroll
-            for (int n = 0; n < NO; n++) {
-                aot_u16 bf[S::B];
-#pragma unroll
-                for (int i = 0; i < S::B; i += 2) {
-                    const aot_u32 p = pair_at(Vt + (n * S::N + S::b_col(lane, i)) * (BN + 2) + ks * S::K + S::b_k(lane, i));
-                    bf[i] = (aot_u16)p, bf[i + 1] = (aot_u16)(p >> 16);
-                }
-                mma<S>(a.f16, o[n], af, bf);
-            }
+            pv_step<S, NO>(a, lane, ks, af, Vt, o);
         }
     }
     aot_sync_block(); /* l_s and m_s of the last step are complete */
+    float l[S::C];
 #pragma unroll
-    for (int n = 0; n < NO; n++)
-#pragma unroll
-        for (int i = 0; i < S::C; i++) {
-            const int row = S::c_row(lane, i), r = rw + row;
-            const float l = l_s[row];
-            if (r < s.sq)
-                a.out[(aot_i64)(s.q0 + r) * a.o_row + h * DV + n * S::N + S::c_col(lane, i)] =
-                    to_16(l > 0.0f ? o[n][i] / l : 0.0f, a.f16);
-        }
-    if (a.lse && lane < BM && rw + lane < s.sq) {
-        const float l = l_s[lane];
-        a.lse[(aot_i64)h * a.total_q + s.q0 + rw + lane] = l > 0.0f ? m_s[lane] + aot_log2_fast(l) * 0.6931471805599453f : -AOT_INF;
-    }
+    for (int i = 0; i < S::C; i++) l[i] = l_s[S::c_row(lane, i)];
+    store_out<S, DV, NO>(a, k, o, l);
+    if (a.lse && lane < BM && k.rw + lane < k.s.sq)
+        a.lse[(aot_i64)k.s.h * a.total_q + k.s.q0 + k.rw + lane] = lse_of(m_s[lane], l_s[lane]);
 }
 
 /* ---- the register path (shapes with C_TO_A: mma.sync) ----
@@ -253,66 +309,31 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a)
 {
     typedef fmha_mma S;
     constexpr int NS = BN / S::N, NO = DV / S::N, TPK = S::K / S::N; /* C tiles per k-step */
-    const int tid = aot_thread_x(), lane = aot_lane(), w = tid / AOT_WAVE;
-    const int tile = aot_block_x() % a.q_tiles, h = (aot_block_x() / a.q_tiles) % a.hq, b = aot_block_x() / a.q_tiles / a.hq;
-    const fmha_seq s = {a.cu_q[b], a.cu_q[b + 1] - a.cu_q[b], a.cu_k[b], a.cu_k[b + 1] - a.cu_k[b], h, h / (a.hq / a.hk)};
-    const int rb = tile * AOT_FMHA_WAVES * BM, rw = rb + w * BM;
-    if (rb >= s.sq) return;
+    fmha_block k;
+    if (!block_of(a, k)) return;
     AOT_SHARED(aot_u32, ks32, BN * (D + 2) / 2);
     AOT_SHARED(aot_u32, vt32, DV * (BN + 2) / 2);
     aot_u16 *Ks = (aot_u16 *)ks32, *Vt = (aot_u16 *)vt32;
     aot_u32 qf[D / S::K][S::A / 2];
-#pragma unroll
-    for (int ks = 0; ks < D / S::K; ks++)
-#pragma unroll
-        for (int i = 0; i < S::A; i += 2) {
-            const int r = rw + S::a_row(lane, i);
-            qf[ks][i / 2] = r < s.sq ? pair_at(a.q + (aot_i64)(s.q0 + r) * a.q_row + h * D + ks * S::K + S::a_k(lane, i)) : 0u;
-        }
+    load_q<S, D>(a, k, qf);
     float o[NO][S::C], m[S::C_ROWS], l[S::C_ROWS];
-#pragma unroll
-    for (int n = 0; n < NO; n++)
-#pragma unroll
-        for (int i = 0; i < S::C; i++) o[n][i] = 0.0f;
+    zero<NO, S::C>(o);
 #pragma unroll
     for (int r = 0; r < S::C_ROWS; r++) m[r] = -AOT_INF, l[r] = 0.0f;
     int lo, hi;
-    key_range(a, s, rb, (rb + AOT_FMHA_WAVES * BM < s.sq ? rb + AOT_FMHA_WAVES * BM : s.sq) - 1, &lo, &hi);
+    block_keys(a, k, &lo, &hi);
     for (int j0 = lo; j0 < hi; j0 += BN) {
         aot_sync_block();
-        stage_kv<D, DV>(a, s, j0, Ks, Vt);
+        stage_kv<D, DV>(a, k.s, j0, Ks, Vt);
         aot_sync_block();
-        float sc[NS][S::C];
-#pragma unroll
-        for (int n = 0; n < NS; n++)
-#pragma unroll
-            for (int i = 0; i < S::C; i++) sc[n][i] = 0.0f;
-#pragma unroll
-        for (int ks = 0; ks < D / S::K; ks++) {
-            aot_u16 af[S::A];
-            unpack<S, S::A>(qf[ks], af);
-#pragma unroll
-            for (int n = 0; n < NS; n++) {
-                aot_u16 bf[S::B];
-#pragma unroll
-                for (int i = 0; i < S::B; i += 2) {
-                    const aot_u32 p = pair_at(Ks + (n * S::N + S::b_col(lane, i)) * (D + 2) + ks * S::K + S::b_k(lane, i));
-                    bf[i] = (aot_u16)p, bf[i + 1] = (aot_u16)(p >> 16);
-                }
-                mma<S>(a.f16, sc[n], af, bf);
-            }
-        }
-        float mx[S::C_ROWS], sum[S::C_ROWS], alpha[S::C_ROWS];
+        float sc[NS][S::C], mx[S::C_ROWS], sum[S::C_ROWS], alpha[S::C_ROWS];
+        scores<S, D, NS>(a, k, j0, qf, Ks, sc);
 #pragma unroll
         for (int r = 0; r < S::C_ROWS; r++) mx[r] = -AOT_INF, sum[r] = 0.0f;
 #pragma unroll
         for (int n = 0; n < NS; n++)
 #pragma unroll
-            for (int i = 0; i < S::C; i++) {
-                const int row = S::c_row(lane, i), key = n * S::N + S::c_col(lane, i);
-                sc[n][i] = visible(a, s, rw + row, j0 + key) ? score(a, sc[n][i]) : -AOT_INF;
-                mx[S::c_slot(i)] = aot_fmaxf(mx[S::c_slot(i)], sc[n][i]);
-            }
+            for (int i = 0; i < S::C; i++) mx[S::c_slot(i)] = aot_fmaxf(mx[S::c_slot(i)], sc[n][i]);
         row_reduce<S>(mx, true);
 #pragma unroll
         for (int r = 0; r < S::C_ROWS; r++) {
@@ -342,35 +363,19 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a)
             aot_u16 af[S::A];
 #pragma unroll
             for (int i = 0; i < S::A; i++) af[i] = pf[ks * TPK + S::c_tile(i)][S::c_elem(i)];
-#pragma unroll
-            for (int n = 0; n < NO; n++) {
-                aot_u16 bf[S::B];
-#pragma unroll
-                for (int i = 0; i < S::B; i += 2) {
-                    const aot_u32 p = pair_at(Vt + (n * S::N + S::b_col(lane, i)) * (BN + 2) + ks * S::K + S::b_k(lane, i));
-                    bf[i] = (aot_u16)p, bf[i + 1] = (aot_u16)(p >> 16);
-                }
-                mma<S>(a.f16, o[n], af, bf);
-            }
+            pv_step<S, NO>(a, k.lane, ks, af, Vt, o);
         }
     }
+    float le[S::C];
 #pragma unroll
-    for (int n = 0; n < NO; n++)
-#pragma unroll
-        for (int i = 0; i < S::C; i++) {
-            const int r = rw + S::c_row(lane, i);
-            const float lr = l[S::c_slot(i)];
-            if (r < s.sq)
-                a.out[(aot_i64)(s.q0 + r) * a.o_row + h * DV + n * S::N + S::c_col(lane, i)] =
-                    to_16(lr > 0.0f ? o[n][i] / lr : 0.0f, a.f16);
-        }
-    if (a.lse && lane % S::ROW_LANES == 0)
+    for (int i = 0; i < S::C; i++) le[i] = l[S::c_slot(i)];
+    store_out<S, DV, NO>(a, k, o, le);
+    if (a.lse && k.lane % S::ROW_LANES == 0)
 #pragma unroll
         for (int i = 0; i < S::C; i++) {
-            const int r = rw + S::c_row(lane, i), slot = S::c_slot(i);
-            if (r < s.sq && (i == 0 || S::c_slot(i - 1) != slot)) /* once per row */
-                a.lse[(aot_i64)h * a.total_q + s.q0 + r] =
-                    l[slot] > 0.0f ? m[slot] + aot_log2_fast(l[slot]) * 0.6931471805599453f : -AOT_INF;
+            const int r = k.rw + S::c_row(k.lane, i), slot = S::c_slot(i);
+            if (r < k.s.sq && (i == 0 || S::c_slot(i - 1) != slot)) /* once per row */
+                a.lse[(aot_i64)k.s.h * a.total_q + k.s.q0 + r] = lse_of(m[slot], l[slot]);
         }
 }
 
