@@ -37,10 +37,13 @@ AOT_DEV float aot_f32_from_bits(unsigned u) { float f; memcpy(&f, &u, 4); return
 AOT_DEV unsigned aot_bits_from_f32(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
 
 /* Matrix fragments: the emulator plays the instructions of the wave size it runs (wave 64:
- * every MFMA shape, gfx950's included; wave 32: mma.sync m16n8k16), as one wave operation. */
+ * every MFMA shape, gfx950's included, or with AOT_EMU_GFX942 gfx942's only, so kernels take
+ * the shapes they take there; wave 32: mma.sync m16n8k16), as one wave operation. */
 #if AOT_EMU_WAVE == 64
 #define AOT_MMA_MFMA 1
+#if !defined(AOT_EMU_GFX942)
 #define AOT_MMA_MFMA_GFX950 1
+#endif
 #include "aot_mfma.h"
 #else
 #define AOT_MMA_SYNC 1
