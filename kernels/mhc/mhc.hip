@@ -23,46 +23,41 @@
 #define HC AOT_MHC_GEMM_CHUNK
 #define R_ AOT_MHC_GEMM_TOKENS
 
-/* ---- projection ---- */
+/* ---- the fused post-mix + projection (few tokens; fp32 FMA) ---- */
 
-/* The projection's input x[t][j][h] for streams j < NJ (all zero past the last token). */
-template <int NJ, bool FUSED>
-AOT_DEV void gemm_input(const aot_mhc_gemm_kargs &a, int t, int h, float (&x)[NJ])
+/* The fused projection's input: the previous sublayer's post-mix of token t at position h,
+ * new[k] = post[k] y + sum_j comb[j][k] residual[j] in fp32 (stored rounded to bf16); zeros
+ * past the last token. */
+AOT_DEV void post_mix(const aot_mhc_gemm_kargs &a, int t, int h, float (&x)[N_])
 {
     if (t >= a.tokens) {
 #pragma unroll
-        for (int j = 0; j < NJ; j++) x[j] = 0.0f;
+        for (int j = 0; j < N_; j++) x[j] = 0.0f;
         return;
     }
-    const aot_i64 C = a.hidden, row = (aot_i64)t * NJ * C + h;
-    float r[NJ];
+    const aot_i64 C = a.hidden, row = (aot_i64)t * N_ * C + h;
+    float r[N_];
 #pragma unroll
-    for (int j = 0; j < NJ; j++) r[j] = aot_bf16_to_f32(a.residual[row + j * C]);
-    if (!FUSED) {
-#pragma unroll
-        for (int j = 0; j < NJ; j++) x[j] = r[j];
-        return;
-    }
+    for (int j = 0; j < N_; j++) r[j] = aot_bf16_to_f32(a.residual[row + j * C]);
     const float y = aot_bf16_to_f32(a.y[(aot_i64)t * C + h]);
     const float *comb = a.comb + t * N_ * N_, *post = a.post + t * N_;
 #pragma unroll
-    for (int k = 0; k < NJ; k++) {
+    for (int k = 0; k < N_; k++) {
         float v = post[k] * y;
 #pragma unroll
-        for (int j = 0; j < NJ; j++) v += comb[j * N_ + k] * r[j];
+        for (int j = 0; j < N_; j++) v += comb[j * N_ + k] * r[j];
         x[k] = v;
         a.residual_out[row + k * C] = aot_f32_to_bf16(v);
     }
 }
 
-template <int NJ, bool FUSED>
-AOT_DEV void gemm_body(const aot_mhc_gemm_kargs &a)
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_fused(aot_mhc_gemm_kargs a)
 {
-    constexpr int WAVES = AOT_MHC_BLOCK / AOT_WAVE, FS = AOT_MHC_MIX * NJ * HC;
+    constexpr int WAVES = AOT_MHC_BLOCK / AOT_WAVE, FS = AOT_MHC_MIX * N_ * HC;
     const int tid = aot_thread_x(), lane = aot_lane(), split = aot_block_x() % a.splits;
     const int t0 = (aot_block_x() / a.splits) * WAVES * R_ + (tid / AOT_WAVE) * R_;
     const int chunks = a.hidden / HC, c_lo = split * chunks / a.splits, c_hi = (split + 1) * chunks / a.splits;
-    const aot_i64 K = (aot_i64)NJ * a.hidden;
+    const aot_i64 K = (aot_i64)N_ * a.hidden;
     AOT_SHARED(float, fs, FS); /* fn[o][j][hh] of the chunk */
     float acc[R_][AOT_MHC_MIX], sq[R_];
 #pragma unroll
@@ -74,19 +69,19 @@ AOT_DEV void gemm_body(const aot_mhc_gemm_kargs &a)
     for (int c = c_lo; c < c_hi; c++) {
         const int h0 = c * HC;
         for (int i = tid; i < FS; i += AOT_MHC_BLOCK)
-            fs[i] = a.fn[(i / (NJ * HC)) * K + ((i / HC) % NJ) * a.hidden + h0 + i % HC];
+            fs[i] = a.fn[(i / (N_ * HC)) * K + ((i / HC) % N_) * a.hidden + h0 + i % HC];
         aot_sync_block();
         for (int hh = lane; hh < HC; hh += AOT_WAVE) {
 #pragma unroll
             for (int r = 0; r < R_; r++) {
-                float x[NJ];
-                gemm_input<NJ, FUSED>(a, t0 + r, h0 + hh, x);
+                float x[N_];
+                post_mix(a, t0 + r, h0 + hh, x);
 #pragma unroll
-                for (int j = 0; j < NJ; j++) sq[r] += x[j] * x[j];
+                for (int j = 0; j < N_; j++) sq[r] += x[j] * x[j];
 #pragma unroll
                 for (int o = 0; o < AOT_MHC_MIX; o++)
 #pragma unroll
-                    for (int j = 0; j < NJ; j++) acc[r][o] += fs[(o * NJ + j) * HC + hh] * x[j];
+                    for (int j = 0; j < N_; j++) acc[r][o] += fs[(o * N_ + j) * HC + hh] * x[j];
             }
         }
         aot_sync_block();
@@ -104,8 +99,6 @@ AOT_DEV void gemm_body(const aot_mhc_gemm_kargs &a)
         }
     }
 }
-
-AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_fused(aot_mhc_gemm_kargs a) { gemm_body<N_, true>(a); }
 AOT_EMU_ENTRY(mhc_gemm_fused, aot_mhc_gemm_kargs)
 
 /* ---- projection on the matrix units ---- */
