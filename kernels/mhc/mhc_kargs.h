@@ -10,8 +10,8 @@
 #define AOT_MHC_MIX 24
 #define AOT_MHC_BLOCK 256        /* threads per block of every mHC kernel */
 #define AOT_MHC_GEMM_TOKENS 4    /* tokens per wave in the fused projection */
-#define AOT_MHC_TC_TOKENS 32     /* tokens per wave in the matrix-unit projection (S::M) */
-#define AOT_MHC_GEMM_CHUNK 64    /* hidden positions per step of the projection */
+#define AOT_MHC_TC_TOKENS 32     /* tokens per wave in the matrix-unit projection (2 tiles of S::M) */
+#define AOT_MHC_GEMM_CHUNK 64    /* hidden positions per step of the fused projection; splits come in these */
 #define AOT_MHC_MAX_HIDDEN 16384
 #define AOT_MHC_POST_SPAN 2048   /* hidden positions per block of mhc_post (8 a thread) */
 #define AOT_MHC_TC_CHUNK 64      /* k positions per step of the matrix-unit projection */
