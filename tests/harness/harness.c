@@ -178,6 +178,13 @@ void harness_sort(const harness_mem *m, const sort_case *c, uint64_t seed, harne
     ref_sorted_free(&ref);
 }
 
+void harness_rejects(harness_tally *t, const char *op, const char *what, aiter_aot_status s)
+{
+    char line[128];
+    snprintf(line, sizeof line, "%s rejects %s", op, what);
+    harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT && aiter_aot_last_error()[0], line, aiter_aot_last_error());
+}
+
 void harness_bad_args(const harness_mem *m, harness_tally *t)
 {
     void *buf = m->alloc(1 << 16);
@@ -192,12 +199,8 @@ void harness_bad_args(const harness_mem *m, harness_tally *t)
     topk[0].a.k = 9, topk[1].a.experts = 0, topk[2].a.experts = 1025, topk[3].a.k = 33;
     topk[4].a.gating = NULL, topk[5].a.gating_row_stride = 7, topk[6].a.gating = p + 2;
     topk[7].a.gating_dtype = (aiter_aot_dtype)7, topk[8].a.size = 0;
-    for (size_t i = 0; i < sizeof topk / sizeof topk[0]; i++) {
-        char what[96];
-        snprintf(what, sizeof what, "topk_softmax rejects %s", topk[i].what);
-        aiter_aot_status s = aiter_aot_topk_softmax(&topk[i].a, m->stream);
-        harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT && aiter_aot_last_error()[0], what, aiter_aot_last_error());
-    }
+    for (size_t i = 0; i < sizeof topk / sizeof topk[0]; i++)
+        harness_rejects(t, "topk_softmax", topk[i].what, aiter_aot_topk_softmax(&topk[i].a, m->stream));
     aiter_aot_moe_sorting_args g = {.size = sizeof g, .topk_ids = (int32_t *)p, .topk_weights = (float *)p,
                                     .tokens = 4, .k = 2, .experts = 8, .block_size = 32,
                                     .sorted_token_ids = (int32_t *)p, .sorted_weights = (float *)p,
@@ -209,12 +212,8 @@ void harness_bad_args(const harness_mem *m, harness_tally *t)
     sort[0].a.k = 9, sort[1].a.tokens = 1 << 24, sort[2].a.topk_ids = NULL, sort[3].a.workspace_size = 4;
     sort[4].a.sorted_weights = (float *)(p + 2), sort[5].a.experts = 1025;
     sort[6].a.moe_buf = p, sort[6].a.moe_buf_bytes = 20;
-    for (size_t i = 0; i < sizeof sort / sizeof sort[0]; i++) {
-        char what[96];
-        snprintf(what, sizeof what, "moe_sorting rejects %s", sort[i].what);
-        aiter_aot_status s = aiter_aot_moe_sorting(&sort[i].a, m->stream);
-        harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT && aiter_aot_last_error()[0], what, aiter_aot_last_error());
-    }
+    for (size_t i = 0; i < sizeof sort / sizeof sort[0]; i++)
+        harness_rejects(t, "moe_sorting", sort[i].what, aiter_aot_moe_sorting(&sort[i].a, m->stream));
     m->release(buf);
 }
 

@@ -46,6 +46,9 @@ void harness_bad_args(const harness_mem *m, harness_tally *t);
 /* Counts one result; prints it when it failed or the tally is verbose. */
 void harness_report(harness_tally *t, int ok, const char *what, const char *detail);
 
+/* Counts "OP rejects WHAT": s must be INVALID_ARGUMENT with a message. */
+void harness_rejects(harness_tally *t, const char *op, const char *what, aiter_aot_status s);
+
 /* mHC cases (harness_mhc.c). */
 enum { MHC_PRE_FULL, MHC_GEMM_THEN_PRE, MHC_POST, MHC_FUSED, MHC_HEAD };
 typedef struct {

@@ -353,30 +353,22 @@ void harness_mhc_bad_args(const harness_mem *m, harness_tally *t)
     pre[4].a.params.sinkhorn_iters = 0, pre[5].a.residual = p + 1, pre[6].a.residual_out = p, pre[7].a.hidden = 16640;
     aiter_aot_stats before = {.size = sizeof before}, after = {.size = sizeof after};
     aiter_aot_get_stats(&before);
-    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
-        char what[96];
-        snprintf(what, sizeof what, "mhc_pre rejects %s", pre[i].what);
-        aiter_aot_status s = aiter_aot_mhc_pre(&pre[i].a, m->stream);
-        harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT && aiter_aot_last_error()[0], what, aiter_aot_last_error());
-    }
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+        harness_rejects(t, "mhc_pre", pre[i].what, aiter_aot_mhc_pre(&pre[i].a, m->stream));
     aiter_aot_mhc_fused_post_pre_args fused = {.size = sizeof fused, .hc_mult = 4, .comb = f, .post = f, .residual = p,
                                                .x = p, .fn = f, .residual_out = p + 4096, .mix = f, .sqrsum = f,
                                                .tokens = 17, .hidden = 256, .splits = 1};
-    aiter_aot_status s = aiter_aot_mhc_fused_post_pre(&fused, m->stream);
-    harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT, "mhc_fused_post_pre rejects tokens = 17", aiter_aot_last_error());
+    harness_rejects(t, "mhc_fused_post_pre", "tokens = 17", aiter_aot_mhc_fused_post_pre(&fused, m->stream));
     aiter_aot_mhc_post_args post = {.size = sizeof post, .hc_mult = 4, .comb = f, .post = f, .residual = p, .x = p,
                                     .out = p, .tokens = 1, .hidden = 256};
-    s = aiter_aot_mhc_post(&post, m->stream);
-    harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT, "mhc_post rejects out aliasing residual", aiter_aot_last_error());
+    harness_rejects(t, "mhc_post", "out aliasing residual", aiter_aot_mhc_post(&post, m->stream));
     aiter_aot_mhc_pre_full_args full = {.size = sizeof full, .hc_mult = 4, .residual = p, .fn = f, .scale = f, .base = f,
                                         .post = f, .comb = f, .layer_input = p, .workspace = p, .workspace_size = 16,
                                         .tokens = 64, .hidden = 256, .params = params};
-    s = aiter_aot_mhc_pre_full(&full, m->stream);
-    harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT, "mhc_pre_full rejects a small workspace", aiter_aot_last_error());
+    harness_rejects(t, "mhc_pre_full", "a small workspace", aiter_aot_mhc_pre_full(&full, m->stream));
     aiter_aot_mhc_head_args head = {.size = sizeof head, .hc_mult = 4, .residual = p, .fn = NULL, .scale = f, .base = f,
                                     .out = p, .tokens = 1, .hidden = 512};
-    s = aiter_aot_mhc_head(&head, m->stream);
-    harness_report(t, s == AITER_AOT_STATUS_INVALID_ARGUMENT, "mhc_head rejects NULL fn", aiter_aot_last_error());
+    harness_rejects(t, "mhc_head", "NULL fn", aiter_aot_mhc_head(&head, m->stream));
     aiter_aot_get_stats(&after);
     harness_report(t, after.launches == before.launches, "mhc: no bad call launched anything", "");
     m->release(p);
