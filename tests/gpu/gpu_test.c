@@ -221,20 +221,21 @@ int main(int argc, char **argv)
             for (int causal = 0; causal < 2; causal++) {
                 if (quick && (dd + hh + causal) % 3) continue;
                 fmha_case c = {3, 300, 200, heads[hh][0], heads[hh][1], dims[dd][0], dims[dd][1], causal, -1, -1, 0.0f,
-                               AITER_AOT_DTYPE_BF16, 1};
+                               AITER_AOT_DTYPE_BF16, 1, 0};
                 harness_fmha(&m, &c, seed++, &t);
             }
     fmha_case fx[] = {
-        {3, 500, 300, 8, 8, 128, 128, 1, 256, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1},
-        {2, 400, 100, 16, 1, 128, 128, 0, 128, 64, 0.0f, AITER_AOT_DTYPE_BF16, 1},
-        {3, 200, 64, 8, 8, 192, 128, 1, -1, -1, 50.0f, AITER_AOT_DTYPE_BF16, 1},
-        {3, 300, 100, 32, 8, 64, 64, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 1},
-        {1, 257, 300, 8, 8, 256, 256, 0, 32, 32, 0.0f, AITER_AOT_DTYPE_F16, 1},
-        {1, 64, 0, 1, 1, 128, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1}};
+        {3, 500, 300, 8, 8, 128, 128, 1, 256, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0},
+        {2, 400, 100, 16, 1, 128, 128, 0, 128, 64, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0},
+        {3, 200, 64, 8, 8, 192, 128, 1, -1, -1, 50.0f, AITER_AOT_DTYPE_BF16, 1, 0},
+        {3, 300, 100, 32, 8, 64, 64, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 1, 0},
+        {1, 257, 300, 8, 8, 256, 256, 0, 32, 32, 0.0f, AITER_AOT_DTYPE_F16, 1, 0},
+        {1, 64, 0, 1, 1, 128, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0},
+        {3, 300, 100, 8, 2, 192, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 24}};
     for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) harness_fmha(&m, &fx[i], seed++, &t);
-    fmha_case longs[] = {{8, 4096, 512, 32, 8, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 61},
-                       {1, 4096, 0, 8, 8, 128, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 31},
-                       {3, 4096, 2048, 16, 1, 256, 256, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 97}};
+    fmha_case longs[] = {{8, 4096, 512, 32, 8, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 61, 0},
+                       {1, 4096, 0, 8, 8, 128, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 31, 0},
+                       {3, 4096, 2048, 16, 1, 256, 256, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 97, 0}};
     for (size_t i = 0; !quick && i < sizeof longs / sizeof longs[0]; i++) harness_fmha(&m, &longs[i], seed++, &t);
     harness_fmha_bad_args(&m, &t);
     aiter_aot_stats st = {.size = sizeof st};

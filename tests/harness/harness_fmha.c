@@ -23,6 +23,17 @@ static uint16_t *tensor(ref_rng *r, long n, aiter_aot_dtype t, double *vals)
     return b;
 }
 
+/* rows x len values laid out with row stride len + pad; the padding is NaN (fill). */
+static uint16_t *spread(const uint16_t *packed, long rows, long len, int pad, uint16_t fill)
+{
+    uint16_t *b = malloc((size_t)(rows * (len + pad) + 1) * 2);
+    for (long r = 0; r < rows; r++) {
+        memcpy(b + r * (len + pad), packed + r * len, (size_t)len * 2);
+        for (int i = 0; i < pad; i++) b[r * (len + pad) + len + i] = fill;
+    }
+    return b;
+}
+
 /* Checks every written row of one head; returns 1 or 0 with the reason. */
 static int check_rows(const fmha_case *c, const ref_fmha_params *p, const int32_t *cq, const int32_t *ck,
                       const double *q, const double *k, const double *v, const uint16_t *out, const float *lse,
@@ -62,9 +73,9 @@ static int check_rows(const fmha_case *c, const ref_fmha_params *p, const int32_
 void harness_fmha(const harness_mem *m, const fmha_case *c, uint64_t seed, harness_tally *t)
 {
     char what[160], why[200] = "";
-    snprintf(what, sizeof what, "fmha b=%d q<=%d k+%d h=%d/%d d=%d/%d%s win=%d,%d cap=%g %s", c->batch, c->max_q,
+    snprintf(what, sizeof what, "fmha b=%d q<=%d k+%d h=%d/%d d=%d/%d%s win=%d,%d cap=%g %s%s", c->batch, c->max_q,
              c->extra_k, c->hq, c->hk, c->d, c->dv, c->causal ? " causal" : "", c->window_left, c->window_right,
-             (double)c->softcap, c->dtype == AITER_AOT_DTYPE_F16 ? "f16" : "bf16");
+             (double)c->softcap, c->dtype == AITER_AOT_DTYPE_F16 ? "f16" : "bf16", c->pad ? " strided" : "");
     ref_rng r;
     ref_seed(&r, seed);
     int32_t *cq = malloc(sizeof(int32_t) * (size_t)(c->batch + 1)), *ck = malloc(sizeof(int32_t) * (size_t)(c->batch + 1));
@@ -80,29 +91,43 @@ void harness_fmha(const harness_mem *m, const fmha_case *c, uint64_t seed, harne
     const long nq = (long)tq * c->hq * c->d, nk = (long)tk * c->hk * c->d, nv = (long)tk * c->hk * c->dv, no = (long)tq * c->hq * c->dv;
     double *q = malloc(sizeof(double) * (size_t)(nq + 1)), *k = malloc(sizeof(double) * (size_t)(nk + 1)), *v = malloc(sizeof(double) * (size_t)(nv + 1));
     uint16_t *qb = tensor(&r, nq, c->dtype, q), *kb = tensor(&r, nk, c->dtype, k), *vb = tensor(&r, nv, c->dtype, v);
-    void *dq = m->alloc((size_t)nq * 2), *dk = m->alloc((size_t)nk * 2), *dv = m->alloc((size_t)nv * 2), *dout = m->alloc((size_t)no * 2);
+    const int pad = c->pad;
+    const uint16_t nan16 = c->dtype == AITER_AOT_DTYPE_F16 ? 0x7e00 : 0x7fc0;
+    const long lq = (long)c->hq * c->d, lk = (long)c->hk * c->d, lv = (long)c->hk * c->dv, lo = (long)c->hq * c->dv;
+    uint16_t *sq_ = spread(qb, tq, lq, pad, nan16), *sk_ = spread(kb, tk, lk, pad, nan16), *sv_ = spread(vb, tk, lv, pad, nan16);
+    const size_t bq = (size_t)tq * (lq + pad) * 2, bk = (size_t)tk * (lk + pad) * 2, bv = (size_t)tk * (lv + pad) * 2,
+                 bo = (size_t)tq * (lo + pad) * 2;
+    void *dq = m->alloc(bq), *dk = m->alloc(bk), *dv = m->alloc(bv), *dout = m->alloc(bo);
     void *dlse = m->alloc(sizeof(float) * (size_t)tq * c->hq), *dcq = m->alloc(sizeof(int32_t) * (size_t)(c->batch + 1));
     void *dck = m->alloc(sizeof(int32_t) * (size_t)(c->batch + 1));
-    int ok = dq && dk && dv && dout && dlse && dcq && dck && m->upload(dq, qb, (size_t)nq * 2) == 0 &&
-             m->upload(dk, kb, (size_t)nk * 2) == 0 && m->upload(dv, vb, (size_t)nv * 2) == 0 &&
+    int ok = dq && dk && dv && dout && dlse && dcq && dck && m->upload(dq, sq_, bq) == 0 &&
+             m->upload(dk, sk_, bk) == 0 && m->upload(dv, sv_, bv) == 0 &&
              m->upload(dcq, cq, sizeof(int32_t) * (size_t)(c->batch + 1)) == 0 &&
              m->upload(dck, ck, sizeof(int32_t) * (size_t)(c->batch + 1)) == 0;
     aiter_aot_fmha_varlen_fwd_args a = {.size = sizeof a, .q = dq, .k = dk, .v = dv, .out = dout, .softmax_lse = dlse,
                                         .cu_seqlens_q = dcq, .cu_seqlens_k = dck, .dtype = c->dtype, .batch = c->batch,
                                         .total_q = tq, .hq = c->hq, .hk = c->hk, .head_dim = c->d, .head_dim_v = c->dv,
                                         .max_seqlen_q = max_q, .softmax_scale = (float)(1.0 / sqrt(c->d)),
+                                        .q_row_stride = pad ? lq + pad : 0, .k_row_stride = pad ? lk + pad : 0,
+                                        .v_row_stride = pad ? lv + pad : 0, .out_row_stride = pad ? lo + pad : 0,
                                         .logits_soft_cap = c->softcap, .causal = c->causal,
                                         .window_left = c->window_left, .window_right = c->window_right};
     aiter_aot_status s = ok ? aiter_aot_fmha_varlen_fwd(&a, m->stream) : AITER_AOT_STATUS_OUT_OF_MEMORY;
-    uint16_t *out = malloc((size_t)(no ? no : 1) * 2);
+    uint16_t *out = malloc((size_t)(no ? no : 1) * 2), *sout = malloc(bo ? bo : 2);
     float *lse = malloc(sizeof(float) * (size_t)(tq * c->hq + 1));
     if (s != AITER_AOT_STATUS_OK) snprintf(why, sizeof why, "status %d: %s", s, aiter_aot_last_error()), ok = 0;
-    else ok = m->sync() == 0 && m->download(out, dout, (size_t)no * 2) == 0 && m->download(lse, dlse, sizeof(float) * (size_t)tq * c->hq) == 0;
+    else ok = m->sync() == 0 && m->download(sout, dout, bo) == 0 && m->download(lse, dlse, sizeof(float) * (size_t)tq * c->hq) == 0;
+    for (long r = 0; ok && r < tq; r++) { /* gather the rows; the padding must still be poison */
+        memcpy(out + r * lo, sout + r * (lo + pad), (size_t)lo * 2);
+        for (int i = 0; i < pad; i++)
+            if (sout[r * (lo + pad) + lo + i] != 0xffff) ok = 0, snprintf(why, sizeof why, "out row %ld: padding written", r);
+    }
     ref_fmha_params p = {c->hq, c->hk, c->d, c->dv, c->causal, c->window_left, c->window_right, 1.0 / sqrt(c->d), c->softcap};
     if (ok) ok = check_rows(c, &p, cq, ck, q, k, v, out, lse, tq, why, sizeof why);
     harness_report(t, ok, what, why);
     m->release(dq), m->release(dk), m->release(dv), m->release(dout), m->release(dlse), m->release(dcq), m->release(dck);
     free(cq), free(ck), free(q), free(k), free(v), free(qb), free(kb), free(vb), free(out), free(lse);
+    free(sq_), free(sk_), free(sv_), free(sout);
 }
 
 void harness_fmha_bad_args(const harness_mem *m, harness_tally *t)
