@@ -78,13 +78,6 @@ AOT_DEV void stage_kv(const aot_fmha_kargs &a, const fmha_seq &s, int j0, aot_u1
     }
 }
 
-template <class S, int N>
-AOT_DEV void unpack(const aot_u32 (&p)[N / 2], aot_u16 (&f)[N])
-{
-#pragma unroll
-    for (int i = 0; i < N / 2; i++) f[2 * i] = (aot_u16)p[i], f[2 * i + 1] = (aot_u16)(p[i] >> 16);
-}
-
 template <class S>
 AOT_DEV void mma(int f16, float (&c)[S::C], const aot_u16 (&x)[S::A], const aot_u16 (&y)[S::B])
 {
@@ -115,17 +108,41 @@ AOT_DEV void block_keys(const aot_fmha_kargs &a, const fmha_block &k, int *lo, i
     key_range(a, k.s, k.rb, last, lo, hi);
 }
 
-/* This wave's Q fragments (D / S::K steps), kept in registers for the whole loop. */
+/* This wave's Q fragments (D / S::K steps): in registers for the whole loop up to d = 128;
+ * above, re-read from global memory (L1) at each step, as registers would spill. */
 template <class S, int D>
-AOT_DEV void load_q(const aot_fmha_kargs &a, const fmha_block &k, aot_u32 (&qf)[D / S::K][S::A / 2])
+struct q_frags {
+    enum { IN_REGS = D <= 128 };
+    aot_u32 v[IN_REGS ? D / S::K : 1][S::A / 2];
+};
+
+template <class S, int D>
+AOT_DEV aot_u32 q_pair(const aot_fmha_kargs &a, const fmha_block &k, int ks, int i)
+{
+    const int r = k.rw + S::a_row(k.lane, i);
+    return r < k.s.sq ? pair_at(a.q + (aot_i64)(k.s.q0 + r) * a.q_row + k.s.h * D + ks * S::K + S::a_k(k.lane, i)) : 0u;
+}
+
+template <class S, int D>
+AOT_DEV void load_q(const aot_fmha_kargs &a, const fmha_block &k, q_frags<S, D> &q)
+{
+    if constexpr (q_frags<S, D>::IN_REGS)
+#pragma unroll
+        for (int ks = 0; ks < D / S::K; ks++)
+#pragma unroll
+            for (int i = 0; i < S::A; i += 2) q.v[ks][i / 2] = q_pair<S, D>(a, k, ks, i);
+}
+
+template <class S, int D>
+AOT_DEV void q_fragment(const aot_fmha_kargs &a, const fmha_block &k, const q_frags<S, D> &q, int ks, aot_u16 (&af)[S::A])
 {
 #pragma unroll
-    for (int ks = 0; ks < D / S::K; ks++)
-#pragma unroll
-        for (int i = 0; i < S::A; i += 2) {
-            const int r = k.rw + S::a_row(k.lane, i);
-            qf[ks][i / 2] = r < k.s.sq ? pair_at(a.q + (aot_i64)(k.s.q0 + r) * a.q_row + k.s.h * D + ks * S::K + S::a_k(k.lane, i)) : 0u;
-        }
+    for (int i = 0; i < S::A; i += 2) {
+        aot_u32 p;
+        if constexpr (q_frags<S, D>::IN_REGS) p = q.v[ks][i / 2];
+        else p = q_pair<S, D>(a, k, ks, i);
+        af[i] = (aot_u16)p, af[i + 1] = (aot_u16)(p >> 16);
+    }
 }
 
 template <int N, int M>
@@ -150,14 +167,14 @@ AOT_DEV void b_fragment(const aot_u16 *base, int ld, int n, int ks, int lane, ao
 
 /* S = Q K^T for the staged keys, scaled, capped and masked (-inf where a key is not visible). */
 template <class S, int D, int NS>
-AOT_DEV void scores(const aot_fmha_kargs &a, const fmha_block &k, int j0, const aot_u32 (&qf)[D / S::K][S::A / 2],
-                    const aot_u16 *Ks, float (&sc)[NS][S::C])
+AOT_DEV void scores(const aot_fmha_kargs &a, const fmha_block &k, int j0, const q_frags<S, D> &qf, const aot_u16 *Ks,
+                    float (&sc)[NS][S::C])
 {
     zero<NS, S::C>(sc);
 #pragma unroll
     for (int ks = 0; ks < D / S::K; ks++) {
         aot_u16 af[S::A], bf[S::B];
-        unpack<S, S::A>(qf[ks], af);
+        q_fragment<S, D>(a, k, qf, ks, af);
 #pragma unroll
         for (int n = 0; n < NS; n++) b_fragment<S>(Ks, D + 2, n, ks, k.lane, bf), mma<S>(a.f16, sc[n], af, bf);
     }
@@ -244,7 +261,7 @@ AOT_DEV void fmha_shared(const aot_fmha_kargs &a)
     aot_u16 *Ks = (aot_u16 *)ks32, *Vt = (aot_u16 *)vt32, *Ps = (aot_u16 *)ps32 + w * BM * (BN + 2);
     float *Ss = ss_all + w * BM * (BN + 1), *m_s = m_all + w * BM, *l_s = l_all + w * BM, *alpha_s = alpha_all + w * BM;
     if (lane < BM) m_s[lane] = -AOT_INF, l_s[lane] = 0.0f;
-    aot_u32 qf[D / S::K][S::A / 2];
+    q_frags<S, D> qf;
     load_q<S, D>(a, k, qf);
     float o[NO][S::C];
     zero<NO, S::C>(o);
@@ -314,7 +331,7 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a)
     AOT_SHARED(aot_u32, ks32, BN * (D + 2) / 2);
     AOT_SHARED(aot_u32, vt32, DV * (BN + 2) / 2);
     aot_u16 *Ks = (aot_u16 *)ks32, *Vt = (aot_u16 *)vt32;
-    aot_u32 qf[D / S::K][S::A / 2];
+    q_frags<S, D> qf;
     load_q<S, D>(a, k, qf);
     float o[NO][S::C], m[S::C_ROWS], l[S::C_ROWS];
     zero<NO, S::C>(o);
