@@ -8,14 +8,25 @@
 
 static inline int aot_misaligned(const void *p, size_t align) { return ((uintptr_t)p & (align - 1)) != 0; }
 
-/* Lanes per wave of kernel `name` on the current device (loading its code object if needed). */
-aiter_aot_status aot_op_wave(const char *name, unsigned kargs_size, unsigned *wave, aot_diag *d);
+/* A kernel of the current device, found once and launched from there. */
+typedef struct {
+    const aot_kernel_fn *fn;
+    const aot_gpu *gpu;
+    unsigned wave; /* lanes per wave */
+} aot_op_kernel;
+
+/* Looks kernel `name` up for the current device (loading its code objects if needed) and checks
+ * its argument size against the bundle's record. */
+aiter_aot_status aot_op_find(const char *name, unsigned kargs_size, aot_op_kernel *k, aot_diag *d);
+
+/* Launches a found kernel with a 1-D grid. */
+aiter_aot_status aot_op_run(const aot_op_kernel *k, void *kargs, unsigned grid, unsigned block, void *stream,
+                            aot_diag *d);
 
 /* Multiprocessors (CUs / SMs) of the current device. */
 aiter_aot_status aot_op_multiprocessors(int *count, aot_diag *d);
 
-/* Looks kernel `name` up for the current device and launches it with a 1-D grid; its argument
- * size is checked against the bundle's record. */
+/* aot_op_find, then aot_op_run. */
 aiter_aot_status aot_op_launch(const char *name, void *kargs, unsigned kargs_size, unsigned grid,
                                unsigned block, void *stream, aot_diag *d);
 

@@ -57,9 +57,8 @@ aiter_aot_status aiter_aot_fmha_varlen_fwd(const aiter_aot_fmha_varlen_fwd_args 
     aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "fmha_varlen_fwd", d);
     if (s == AITER_AOT_STATUS_OK) s = check(&a, d);
     if (s != AITER_AOT_STATUS_OK || a.batch == 0 || a.max_seqlen_q == 0) return aot_api_return(s, d);
-    unsigned wave;
-    const char *name = variant(a.head_dim, a.head_dim_v);
-    s = aot_op_wave(name, sizeof(aot_fmha_kargs), &wave, d);
+    aot_op_kernel kern;
+    s = aot_op_find(variant(a.head_dim, a.head_dim_v), sizeof(aot_fmha_kargs), &kern, d);
     if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, d);
     const int32_t rows_per_block = AOT_FMHA_WAVES * AOT_FMHA_ROWS, tiles = (a.max_seqlen_q + rows_per_block - 1) / rows_per_block;
     if ((int64_t)tiles * a.hq * a.batch > INT32_MAX) return aot_api_return(BAD("fmha_varlen_fwd: grid too large"), d);
@@ -68,6 +67,6 @@ aiter_aot_status aiter_aot_fmha_varlen_fwd(const aiter_aot_fmha_varlen_fwd_args 
                         row_stride(a.v_row_stride, (int64_t)a.hk * a.head_dim_v), row_stride(a.out_row_stride, (int64_t)a.hq * a.head_dim_v),
                         a.batch, a.hq, a.hk, a.total_q, tiles, a.causal != 0, a.window_left, a.window_right,
                         a.dtype == AITER_AOT_DTYPE_F16, 0, a.softmax_scale, a.logits_soft_cap};
-    s = aot_op_launch(name, &k, sizeof k, (unsigned)(tiles * a.hq * a.batch), AOT_FMHA_WAVES * wave, stream, d);
+    s = aot_op_run(&kern, &k, (unsigned)(tiles * a.hq * a.batch), AOT_FMHA_WAVES * kern.wave, stream, d);
     return aot_api_return(s, d);
 }

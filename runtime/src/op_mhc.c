@@ -91,11 +91,11 @@ size_t aiter_aot_mhc_workspace_size(int32_t tokens, int32_t hidden)
 static aiter_aot_status launch_gemm(const char *name, unsigned tokens_per_wave, aot_mhc_gemm_kargs *k, void *stream,
                                     aot_diag *d)
 {
-    unsigned wave;
-    AOT_FORWARD(aot_op_wave(name, sizeof *k, &wave, d));
-    unsigned tokens_per_block = AOT_MHC_BLOCK / wave * tokens_per_wave;
+    aot_op_kernel kern;
+    AOT_FORWARD(aot_op_find(name, sizeof *k, &kern, d));
+    unsigned tokens_per_block = AOT_MHC_BLOCK / kern.wave * tokens_per_wave;
     unsigned tiles = ((unsigned)k->tokens + tokens_per_block - 1) / tokens_per_block;
-    return aot_op_launch(name, k, sizeof *k, tiles * (unsigned)k->splits, AOT_MHC_BLOCK, stream, d);
+    return aot_op_run(&kern, k, tiles * (unsigned)k->splits, AOT_MHC_BLOCK, stream, d);
 }
 
 static const char *pre_kernel(int broadcast, int norm)

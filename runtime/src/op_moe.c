@@ -38,9 +38,10 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
     aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "topk_softmax", &d);
     if (s == AITER_AOT_STATUS_OK) s = topk_check(&a, &d);
     if (s != AITER_AOT_STATUS_OK || a.tokens == 0) return aot_api_return(s, &d);
-    unsigned wave, vpt = 1;
-    s = aot_op_wave("topk_softmax_v1", sizeof(aot_topk_kargs), &wave, &d);
+    aot_op_kernel probe; /* the device's wave size, from any variant */
+    s = aot_op_find("topk_softmax_v1", sizeof(aot_topk_kargs), &probe, &d);
     if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, &d);
+    unsigned wave = probe.wave, vpt = 1;
     while (vpt * wave < (unsigned)a.experts) vpt *= 2;
     char name[32];
     memcpy(name, "topk_softmax_v", 14);
