@@ -26,7 +26,6 @@ typedef aot_mfma_16x16x16 fmha_mma;
 #define BN AOT_FMHA_KEYS
 #define THREADS (AOT_FMHA_WAVES * AOT_WAVE)
 
-AOT_DEV aot_u32 pair_at(const aot_u16 *p) { return *(const aot_u32 *)p; }
 AOT_DEV aot_u16 to_16(float x, int f16) { return f16 ? aot_f32_to_f16(x) : aot_f32_to_bf16(x); }
 
 /* One sequence's view: its query and key counts and where its rows start. */
@@ -67,12 +66,12 @@ AOT_DEV void stage_kv(const aot_fmha_kargs &a, const fmha_seq &s, int j0, aot_u1
 {
     for (int i = aot_thread_x(); i < BN * D / 2; i += THREADS) {
         const int key = i / (D / 2), d = 2 * (i % (D / 2)), j = j0 + key;
-        const aot_u32 p = j < s.sk ? pair_at(a.k + (aot_i64)(s.k0 + j) * a.k_row + s.hkv * D + d) : 0u;
+        const aot_u32 p = j < s.sk ? aot_load_u16x2(a.k + (aot_i64)(s.k0 + j) * a.k_row + s.hkv * D + d) : 0u;
         *(aot_u32 *)(Ks + key * (D + 2) + d) = p;
     }
     for (int i = aot_thread_x(); i < BN * DV / 2; i += THREADS) {
         const int key = i / (DV / 2), d = 2 * (i % (DV / 2)), j = j0 + key;
-        const aot_u32 p = j < s.sk ? pair_at(a.v + (aot_i64)(s.k0 + j) * a.v_row + s.hkv * DV + d) : 0u;
+        const aot_u32 p = j < s.sk ? aot_load_u16x2(a.v + (aot_i64)(s.k0 + j) * a.v_row + s.hkv * DV + d) : 0u;
         Vt[d * (BN + 2) + key] = (aot_u16)p;
         Vt[(d + 1) * (BN + 2) + key] = (aot_u16)(p >> 16);
     }
@@ -120,7 +119,7 @@ template <class S, int D>
 AOT_DEV aot_u32 q_pair(const aot_fmha_kargs &a, const fmha_block &k, int ks, int i)
 {
     const int r = k.rw + S::a_row(k.lane, i);
-    return r < k.s.sq ? pair_at(a.q + (aot_i64)(k.s.q0 + r) * a.q_row + k.s.h * D + ks * S::K + S::a_k(k.lane, i)) : 0u;
+    return r < k.s.sq ? aot_load_u16x2(a.q + (aot_i64)(k.s.q0 + r) * a.q_row + k.s.h * D + ks * S::K + S::a_k(k.lane, i)) : 0u;
 }
 
 template <class S, int D>
@@ -160,7 +159,7 @@ AOT_DEV void b_fragment(const aot_u16 *base, int ld, int n, int ks, int lane, ao
 {
 #pragma unroll
     for (int i = 0; i < S::B; i += 2) {
-        const aot_u32 p = pair_at(base + (n * S::N + S::b_col(lane, i)) * ld + ks * S::K + S::b_k(lane, i));
+        const aot_u32 p = aot_load_u16x2(base + (n * S::N + S::b_col(lane, i)) * ld + ks * S::K + S::b_k(lane, i));
         bf[i] = (aot_u16)p, bf[i + 1] = (aot_u16)(p >> 16);
     }
 }
@@ -289,7 +288,7 @@ AOT_DEV void fmha_shared(const aot_fmha_kargs &a)
             aot_u16 af[S::A];
 #pragma unroll
             for (int i = 0; i < S::A; i += 2) {
-                const aot_u32 p = pair_at(Ps + S::a_row(lane, i) * (BN + 2) + ks * S::K + S::a_k(lane, i));
+                const aot_u32 p = aot_load_u16x2(Ps + S::a_row(lane, i) * (BN + 2) + ks * S::K + S::a_k(lane, i));
                 af[i] = (aot_u16)p, af[i + 1] = (aot_u16)(p >> 16);
             }
             pv_step<S, NO>(a, lane, ks, af, Vt, o);

@@ -78,6 +78,11 @@ struct __attribute__((aligned(16))) aot_u16x8 {
 AOT_DEV aot_u16x8 aot_load_u16x8(const aot_u16 *p) { return *(const aot_u16x8 *)p; }
 AOT_DEV void aot_store_u16x8(aot_u16 *p, const aot_u16x8 &x) { *(aot_u16x8 *)p = x; }
 
+/* Two 16-bit values as one 4-byte access (4-byte aligned), the lower index in the low half.
+ * Every shape's fragments hold k in pairs (elements 2i and 2i+1: same row, k and k+1, k even),
+ * so fragments load by pairs. */
+AOT_DEV aot_u32 aot_load_u16x2(const aot_u16 *p) { return *(const aot_u32 *)p; }
+
 /* bf16 -> fp32 is exact: the bf16 bits are the high half of the fp32 bits. */
 AOT_DEV float aot_bf16_to_f32(aot_u16 h) { return aot_f32_from_bits((aot_u32)h << 16); }
 

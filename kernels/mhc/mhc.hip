@@ -149,10 +149,6 @@ AOT_DEV void fn_store(const fn_stage<OP> &r, aot_u16 *fs)
     }
 }
 
-/* Two 16-bit values at an even index, as one 32-bit access. Every shape's fragments hold k in
- * pairs (element 2i and 2i+1: same row, k and k+1, k even), so fragments load by pairs. */
-AOT_DEV aot_u32 load_pair(const aot_u16 *p) { return *(const aot_u32 *)p; }
-
 /* Where k goes: the lanes of group g own the contiguous range [g * KC/G, (g+1) * KC/G) of the
  * chunk and take K/G of it per step, so A is read with 16-byte loads (aot_device.h's lane
  * groups: A and B agree on the permutation, so the sums are unchanged). */
@@ -253,7 +249,7 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
                     aot_u16 bf[S::B];
 #pragma unroll
                     for (int i = 0; i < S::B; i += 2) {
-                        const aot_u32 pair = load_pair(terms + (term * OP + n * S::N + S::b_col(lane, i)) * KCP +
+                        const aot_u32 pair = aot_load_u16x2(terms + (term * OP + n * S::N + S::b_col(lane, i)) * KCP +
                                                        phys_k<S>(S::k_group(lane), s, S::b_rank(i)));
                         bf[i] = (aot_u16)pair, bf[i + 1] = (aot_u16)(pair >> 16);
                     }

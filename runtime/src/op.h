@@ -1,4 +1,4 @@
-/* op.h : what every op's code (op_moe.c, op_mhc.c) shares: kernel lookup and launch. */
+/* op.h : what every op's code (op_moe.c, op_mhc.c, op_fmha.c) shares: kernel lookup and launch. */
 #ifndef AOT_OP_H
 #define AOT_OP_H
 

@@ -18,8 +18,13 @@ static const char *variant(int32_t dq, int32_t dv)
     return NULL;
 }
 
-/* A row stride: 0 means packed; else at least the row and even (pairs are read 4 bytes at once). */
-static int64_t row_stride(int64_t given, int64_t packed) { return given ? given : packed; }
+/* The row strides of q, k, v and out as given (0: packed) and their packed values. */
+static void row_strides(const aiter_aot_fmha_varlen_fwd_args *a, int64_t given[4], int64_t packed[4])
+{
+    given[0] = a->q_row_stride, given[1] = a->k_row_stride, given[2] = a->v_row_stride, given[3] = a->out_row_stride;
+    packed[0] = (int64_t)a->hq * a->head_dim, packed[1] = (int64_t)a->hk * a->head_dim;
+    packed[2] = (int64_t)a->hk * a->head_dim_v, packed[3] = (int64_t)a->hq * a->head_dim_v;
+}
 
 static aiter_aot_status check(const aiter_aot_fmha_varlen_fwd_args *a, aot_diag *d)
 {
@@ -38,12 +43,12 @@ static aiter_aot_status check(const aiter_aot_fmha_varlen_fwd_args *a, aot_diag 
         return BAD("fmha_varlen_fwd: window sizes are >= 0, or -1 for unbounded");
     if (!(a->softmax_scale == a->softmax_scale) || !(a->logits_soft_cap >= 0))
         return BAD("fmha_varlen_fwd: softmax_scale must be a number and logits_soft_cap >= 0");
-    const int64_t rows[4][2] = {{a->q_row_stride, (int64_t)a->hq * a->head_dim}, {a->k_row_stride, (int64_t)a->hk * a->head_dim},
-                                {a->v_row_stride, (int64_t)a->hk * a->head_dim_v}, {a->out_row_stride, (int64_t)a->hq * a->head_dim_v}};
-    for (int i = 0; i < 4; i++)
-        if (rows[i][0] && (rows[i][0] < rows[i][1] || rows[i][0] % 2))
+    int64_t given[4], packed[4];
+    row_strides(a, given, packed);
+    for (int i = 0; i < 4; i++) /* even: pairs are read 4 bytes at once */
+        if (given[i] && (given[i] < packed[i] || given[i] % 2))
             return BAD("fmha_varlen_fwd: %s row stride %lld; need 0 (packed) or an even stride >= %lld",
-                       (const char *[]){"q", "k", "v", "out"}[i], (long long)rows[i][0], (long long)rows[i][1]);
+                       (const char *[]){"q", "k", "v", "out"}[i], (long long)given[i], (long long)packed[i]);
     if (aot_misaligned(a->q, 4) || aot_misaligned(a->k, 4) || aot_misaligned(a->v, 4) || aot_misaligned(a->out, 4) ||
         aot_misaligned(a->softmax_lse, 4) || aot_misaligned(a->cu_seqlens_q, 4) || aot_misaligned(a->cu_seqlens_k, 4))
         return BAD("fmha_varlen_fwd: tensors must be 4-byte aligned");
@@ -62,9 +67,10 @@ aiter_aot_status aiter_aot_fmha_varlen_fwd(const aiter_aot_fmha_varlen_fwd_args 
     if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, d);
     const int32_t rows_per_block = AOT_FMHA_WAVES * AOT_FMHA_ROWS, tiles = (a.max_seqlen_q + rows_per_block - 1) / rows_per_block;
     if ((int64_t)tiles * a.hq * a.batch > INT32_MAX) return aot_api_return(BAD("fmha_varlen_fwd: grid too large"), d);
-    aot_fmha_kargs k = {a.q, a.k, a.v, a.out, a.softmax_lse, a.cu_seqlens_q, a.cu_seqlens_k,
-                        row_stride(a.q_row_stride, (int64_t)a.hq * a.head_dim), row_stride(a.k_row_stride, (int64_t)a.hk * a.head_dim),
-                        row_stride(a.v_row_stride, (int64_t)a.hk * a.head_dim_v), row_stride(a.out_row_stride, (int64_t)a.hq * a.head_dim_v),
+    int64_t given[4], packed[4], row[4];
+    row_strides(&a, given, packed);
+    for (int i = 0; i < 4; i++) row[i] = given[i] ? given[i] : packed[i];
+    aot_fmha_kargs k = {a.q, a.k, a.v, a.out, a.softmax_lse, a.cu_seqlens_q, a.cu_seqlens_k, row[0], row[1], row[2], row[3],
                         a.batch, a.hq, a.hk, a.total_q, tiles, a.causal != 0, a.window_left, a.window_right,
                         a.dtype == AITER_AOT_DTYPE_F16, 0, a.softmax_scale, a.logits_soft_cap};
     s = aot_op_run(&kern, &k, (unsigned)(tiles * a.hq * a.batch), AOT_FMHA_WAVES * kern.wave, stream, d);

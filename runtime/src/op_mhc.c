@@ -51,12 +51,12 @@ static aiter_aot_status check_splits(const char *op, int32_t splits, int32_t hid
 
 /* Splits are chosen in units of 64 tokens (a block of the matrix-unit projection holds 128
  * tokens at wave 32, 64 at wave 64). */
-static int32_t tiles_of(int32_t tokens) { return (tokens + 63) / 64; }
+static int32_t tiles_of(int32_t tokens) { return tokens > 64 ? (tokens + 63) / 64 : 1; }
 
 /* The largest split pre_full may pick, whatever the device (sizes its workspace). */
 static int32_t split_bound(int32_t tokens, int32_t hidden)
 {
-    int32_t b = 2048 / (tiles_of(tokens) ? tiles_of(tokens) : 1);
+    int32_t b = 2048 / tiles_of(tokens);
     b = b < 1 ? 1 : b;
     return b < max_splits(hidden) ? b : max_splits(hidden);
 }
@@ -64,7 +64,7 @@ static int32_t split_bound(int32_t tokens, int32_t hidden)
 /* About four blocks per multiprocessor, no more than the bound. */
 static int32_t pick_splits(int32_t tokens, int32_t hidden, int mps)
 {
-    int32_t tiles = tiles_of(tokens) ? tiles_of(tokens) : 1, s = 4 * mps / tiles;
+    int32_t s = 4 * mps / tiles_of(tokens);
     s = s < 1 ? 1 : s;
     return s < split_bound(tokens, hidden) ? s : split_bound(tokens, hidden);
 }
