@@ -50,14 +50,24 @@ AOT_DEV float score(const aot_fmha_kargs &a, float qk)
     return a.softcap * (1.0f - 2.0f / (e + 1.0f));
 }
 
-/* The keys [lo, hi) any row of rows [r0, r1] may see. */
+/* The keys [lo, hi) any row of rows [r0, r1] may see, lo a multiple of BNT. */
+template <int BNT>
 AOT_DEV void key_range(const aot_fmha_kargs &a, const fmha_seq &s, int r0, int r1, int *lo, int *hi)
 {
     const int right = a.causal ? 0 : a.window_right;
     *lo = a.window_left >= 0 ? r0 + s.sk - s.sq - a.window_left : 0;
-    *lo = *lo < 0 ? 0 : *lo / BN * BN;
+    *lo = *lo < 0 ? 0 : *lo / BNT * BNT;
     *hi = right >= 0 ? r1 + s.sk - s.sq + right + 1 : s.sk;
     *hi = *hi > s.sk ? s.sk : *hi;
+}
+
+/* Does every row of [r0, r1] see every key of [j0, j0 + bn)? Then the step needs no mask. */
+AOT_DEV bool all_visible(const aot_fmha_kargs &a, const fmha_seq &s, int r0, int r1, int j0, int bn)
+{
+    const int off = s.sk - s.sq, j1 = j0 + bn - 1; /* row i's diagonal is key i + off */
+    if (j1 >= s.sk || (a.causal && j1 > r0 + off)) return false;
+    if (a.window_left >= 0 && j0 < r1 + off - a.window_left) return false;
+    return a.window_right < 0 || j1 <= r0 + off + a.window_right;
 }
 
 /* K rows [j0, j0 + BN) to Ks[key][d], V transposed to Vt[dv][key]; zeros past the end. */
@@ -100,11 +110,12 @@ AOT_DEV bool block_of(const aot_fmha_kargs &a, fmha_block &k)
     return k.rb < k.s.sq;
 }
 
-/* The keys the block's rows may see, in whole steps from a multiple of BN. */
+/* The keys the block's rows may see, in whole steps from a multiple of BNT. */
+template <int BNT>
 AOT_DEV void block_keys(const aot_fmha_kargs &a, const fmha_block &k, int *lo, int *hi)
 {
     const int last = (k.rb + AOT_FMHA_WAVES * BM < k.s.sq ? k.rb + AOT_FMHA_WAVES * BM : k.s.sq) - 1;
-    key_range(a, k.s, k.rb, last, lo, hi);
+    key_range<BNT>(a, k.s, k.rb, last, lo, hi);
 }
 
 /* This wave's Q fragments (D / S::K steps): in registers for the whole loop up to d = 128;
@@ -177,12 +188,13 @@ AOT_DEV void scores(const aot_fmha_kargs &a, const fmha_block &k, int j0, const 
 #pragma unroll
         for (int n = 0; n < NS; n++) b_fragment<S>(Ks, D + 2, n, ks, k.lane, bf), mma<S>(a.f16, sc[n], af, bf);
     }
+    const bool full = all_visible(a, k.s, k.rw, k.rw + S::M - 1, j0, NS * S::N);
 #pragma unroll
     for (int n = 0; n < NS; n++)
 #pragma unroll
         for (int i = 0; i < S::C; i++) {
             const int row = k.rw + S::c_row(k.lane, i), key = j0 + n * S::N + S::c_col(k.lane, i);
-            sc[n][i] = visible(a, k.s, row, key) ? score(a, sc[n][i]) : -AOT_INF;
+            sc[n][i] = full || visible(a, k.s, row, key) ? score(a, sc[n][i]) : -AOT_INF;
         }
 }
 
@@ -265,7 +277,7 @@ AOT_DEV void fmha_shared(const aot_fmha_kargs &a)
     float o[NO][S::C];
     zero<NO, S::C>(o);
     int lo, hi;
-    block_keys(a, k, &lo, &hi);
+    block_keys<BN>(a, k, &lo, &hi);
     for (int j0 = lo; j0 < hi; j0 += BN) {
         aot_sync_block(); /* the previous step is done with the shared tiles */
         stage_kv<D, DV>(a, k.s, j0, Ks, Vt);
@@ -304,9 +316,13 @@ AOT_DEV void fmha_shared(const aot_fmha_kargs &a)
 }
 
 /* ---- the register path (shapes with C_TO_A: mma.sync) ----
- * S stays in registers: the row max and sum are reduced over the ROW_LANES lanes of a row with
- * shuffles, and P (rounded to the input type) is already the A fragment of P V. Shared memory
- * holds only K and V; two barriers a step. */
+ * S stays in registers: the row max is reduced over the ROW_LANES lanes of a row with shuffles
+ * (the row sum only once, at the end), and P (rounded to the input type) is already the A
+ * fragment of P V. Scores are kept in log2 units (scale * log2 e folded in), so each
+ * probability is one exp2. K and V tiles ([key][d], rows padded by 16 bytes so the fragment
+ * loads of 8 rows hit 8 different banks) arrive by asynchronous copies that overlap the
+ * products: V of this step during Q K^T and the softmax, K of the next step during P V.
+ * Only the steps that cross the diagonal, a window edge or the end of the keys are masked. */
 
 /* Max (or sum) over a row's lanes of the per-slot values. */
 template <class S>
@@ -321,67 +337,146 @@ AOT_DEV void row_reduce(float (&v)[S::C_ROWS], bool max)
 }
 
 template <int D, int DV>
+struct fmha_reg_tiles {
+    enum { KEYS = D <= 192 ? 64 : 32, LDK = D + 8, LDV = DV + 8 };
+};
+
+/* Start copying `rows` token rows of W elements (the rest of the BNT rows: zeros) into a tile. */
+template <int W, int BNT, int LD>
+AOT_DEV void copy_tile(const aot_u16 *src, aot_i64 stride, int rows, aot_u16 *tile)
+{
+    constexpr int PIECES = W / 8; /* 16 bytes each */
+    static_assert(BNT * PIECES % THREADS == 0, "whole rounds of copies");
+#pragma unroll
+    for (int c = 0; c < BNT * PIECES / THREADS; c++) {
+        const int i = c * THREADS + aot_thread_x(), r = i / PIECES, e = i % PIECES * 8;
+        aot_copy16_async(tile + r * LD + e, src + (r < rows ? r * stride + e : 0), r < rows);
+    }
+    aot_copy_async_commit();
+}
+
+/* S = Q K^T for the tile's keys, in log2 units, masked to -inf where a key is not visible. */
+template <class S, int D, int NS, int LDK>
+AOT_DEV void scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, const q_frags<S, D> &qf,
+                         const aot_u16 *Ks, float (&sc)[NS][S::C])
+{
+    zero<NS, S::C>(sc);
+#pragma unroll
+    for (int ks = 0; ks < D / S::K; ks++) {
+        aot_u16 af[S::A];
+        q_fragment<S, D>(a, k, qf, ks, af);
+#pragma unroll
+        for (int n = 0; n < NS; n += 2) {
+            aot_u16 bf[2][S::B];
+            aot_frag_b_cols(S(), Ks + n * S::N * LDK + ks * S::K, LDK, k.lane, bf);
+            mma<S>(a.f16, sc[n], af, bf[0]), mma<S>(a.f16, sc[n + 1], af, bf[1]);
+        }
+    }
+    const float log2e = 1.4426950408889634f, scale2 = a.scale * log2e;
+#pragma unroll
+    for (int n = 0; n < NS; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) sc[n][i] = a.softcap > 0.0f ? score(a, sc[n][i]) * log2e : sc[n][i] * scale2;
+    if (all_visible(a, k.s, k.rw, k.rw + S::M - 1, j0, NS * S::N)) return;
+#pragma unroll
+    for (int n = 0; n < NS; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++)
+            if (!visible(a, k.s, k.rw + S::c_row(k.lane, i), j0 + n * S::N + S::c_col(k.lane, i))) sc[n][i] = -AOT_INF;
+}
+
+/* The online softmax of one step: the new row maxima (m), the factors the old accumulators are
+ * scaled by (alpha), this lane's share of the row sums (l) and P packed in pairs (pp). */
+template <class S, int NS>
+AOT_DEV void softmax_step(int f16, const float (&sc)[NS][S::C], float (&m)[S::C_ROWS], float (&l)[S::C_ROWS],
+                          float (&alpha)[S::C_ROWS], aot_u32 (&pp)[NS][S::C / 2])
+{
+    float mx[S::C_ROWS], base[S::C_ROWS];
+#pragma unroll
+    for (int r = 0; r < S::C_ROWS; r++) mx[r] = m[r];
+#pragma unroll
+    for (int n = 0; n < NS; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) mx[S::c_slot(i)] = aot_fmaxf(mx[S::c_slot(i)], sc[n][i]);
+    row_reduce<S>(mx, true);
+#pragma unroll
+    for (int r = 0; r < S::C_ROWS; r++) {
+        base[r] = mx[r] == -AOT_INF ? 0.0f : mx[r]; /* a row with nothing visible yet: p = 0 */
+        alpha[r] = aot_exp2_fast(m[r] - base[r]), m[r] = mx[r];
+        l[r] *= alpha[r];
+    }
+#pragma unroll
+    for (int n = 0; n < NS; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i += 2) {
+            const float p0 = aot_exp2_fast(sc[n][i] - base[S::c_slot(i)]), p1 = aot_exp2_fast(sc[n][i + 1] - base[S::c_slot(i + 1)]);
+            l[S::c_slot(i)] += p0, l[S::c_slot(i + 1)] += p1;
+            pp[n][i / 2] = aot_pack2_16(p0, p1, f16);
+        }
+}
+
+/* O += P V for the tile's keys; P's A fragments are its C fragments, packed in pairs. */
+template <class S, int NS, int NO, int LDV>
+AOT_DEV void pv(int f16, int lane, const aot_u32 (&pp)[NS][S::C / 2], const aot_u16 *Vs, float (&o)[NO][S::C])
+{
+    constexpr int TPK = S::K / S::N; /* C tiles per k-step */
+#pragma unroll
+    for (int ks = 0; ks < NS / TPK; ks++) {
+        aot_u16 af[S::A];
+#pragma unroll
+        for (int i = 0; i < S::A; i++) {
+            const aot_u32 x = pp[ks * TPK + S::c_tile(i)][S::c_elem(i) / 2];
+            af[i] = (aot_u16)(S::c_elem(i) % 2 ? x >> 16 : x);
+        }
+#pragma unroll
+        for (int n = 0; n < NO; n += 2) {
+            aot_u16 bf[2][S::B];
+            aot_frag_b_rows(S(), Vs + ks * S::K * LDV + n * S::N, LDV, lane, bf);
+            mma<S>(f16, o[n], af, bf[0]), mma<S>(f16, o[n + 1], af, bf[1]);
+        }
+    }
+}
+
+template <int D, int DV>
 AOT_DEV void fmha_regs(const aot_fmha_kargs &a)
 {
+    const int F16 = a.f16;
     typedef fmha_mma S;
-    constexpr int NS = BN / S::N, NO = DV / S::N, TPK = S::K / S::N; /* C tiles per k-step */
+    typedef fmha_reg_tiles<D, DV> T;
+    constexpr int NS = T::KEYS / S::N, NO = DV / S::N;
     fmha_block k;
     if (!block_of(a, k)) return;
-    AOT_SHARED(aot_u32, ks32, BN * (D + 2) / 2);
-    AOT_SHARED(aot_u32, vt32, DV * (BN + 2) / 2);
-    aot_u16 *Ks = (aot_u16 *)ks32, *Vt = (aot_u16 *)vt32;
+    AOT_SHARED(aot_u16x8, k_tile, T::KEYS * T::LDK / 8);
+    AOT_SHARED(aot_u16x8, v_tile, T::KEYS * T::LDV / 8);
+    aot_u16 *Ks = (aot_u16 *)k_tile, *Vs = (aot_u16 *)v_tile;
+    const aot_u16 *kb = a.k + (aot_i64)k.s.k0 * a.k_row + k.s.hkv * D, *vb = a.v + (aot_i64)k.s.k0 * a.v_row + k.s.hkv * DV;
+    int lo, hi;
+    block_keys<T::KEYS>(a, k, &lo, &hi);
+    if (lo < hi) copy_tile<D, T::KEYS, T::LDK>(kb + lo * a.k_row, a.k_row, k.s.sk - lo, Ks);
     q_frags<S, D> qf;
     load_q<S, D>(a, k, qf);
     float o[NO][S::C], m[S::C_ROWS], l[S::C_ROWS];
     zero<NO, S::C>(o);
 #pragma unroll
     for (int r = 0; r < S::C_ROWS; r++) m[r] = -AOT_INF, l[r] = 0.0f;
-    int lo, hi;
-    block_keys(a, k, &lo, &hi);
-    for (int j0 = lo; j0 < hi; j0 += BN) {
-        aot_sync_block();
-        stage_kv<D, DV>(a, k.s, j0, Ks, Vt);
-        aot_sync_block();
-        float sc[NS][S::C], mx[S::C_ROWS], sum[S::C_ROWS], alpha[S::C_ROWS];
-        scores<S, D, NS>(a, k, j0, qf, Ks, sc);
-#pragma unroll
-        for (int r = 0; r < S::C_ROWS; r++) mx[r] = -AOT_INF, sum[r] = 0.0f;
-#pragma unroll
-        for (int n = 0; n < NS; n++)
-#pragma unroll
-            for (int i = 0; i < S::C; i++) mx[S::c_slot(i)] = aot_fmaxf(mx[S::c_slot(i)], sc[n][i]);
-        row_reduce<S>(mx, true);
-#pragma unroll
-        for (int r = 0; r < S::C_ROWS; r++) {
-            const float m_new = aot_fmaxf(m[r], mx[r]);
-            alpha[r] = m_new == -AOT_INF ? 1.0f : aot_exp_fast(m[r] - m_new);
-            m[r] = m_new;
-        }
-        aot_u16 pf[NS][S::C]; /* P in the input type: the A fragments of P V */
-#pragma unroll
-        for (int n = 0; n < NS; n++)
-#pragma unroll
-            for (int i = 0; i < S::C; i++) {
-                const int r = S::c_slot(i);
-                const float p = m[r] == -AOT_INF ? 0.0f : aot_exp_fast(sc[n][i] - m[r]);
-                sum[r] += p;
-                pf[n][i] = to_16(p, a.f16);
-            }
-        row_reduce<S>(sum, false);
-#pragma unroll
-        for (int r = 0; r < S::C_ROWS; r++) l[r] = l[r] * alpha[r] + sum[r];
+    for (int j0 = lo; j0 < hi; j0 += T::KEYS) {
+        aot_copy_async_wait_all();
+        aot_sync_block(); /* K of this step is in; every wave is done with the last V */
+        copy_tile<DV, T::KEYS, T::LDV>(vb + j0 * a.v_row, a.v_row, k.s.sk - j0, Vs);
+        float sc[NS][S::C], alpha[S::C_ROWS];
+        aot_u32 pp[NS][S::C / 2];
+        scores_log2<S, D, NS, T::LDK>(a, k, j0, qf, Ks, sc);
+        softmax_step<S, NS>(F16, sc, m, l, alpha, pp);
 #pragma unroll
         for (int n = 0; n < NO; n++)
 #pragma unroll
             for (int i = 0; i < S::C; i++) o[n][i] *= alpha[S::c_slot(i)];
-#pragma unroll
-        for (int ks = 0; ks < BN / S::K; ks++) {
-            aot_u16 af[S::A];
-#pragma unroll
-            for (int i = 0; i < S::A; i++) af[i] = pf[ks * TPK + S::c_tile(i)][S::c_elem(i)];
-            pv_step<S, NO>(a, k.lane, ks, af, Vt, o);
-        }
+        aot_copy_async_wait_all();
+        aot_sync_block(); /* V is in; every wave is done with K */
+        if (j0 + T::KEYS < hi) copy_tile<D, T::KEYS, T::LDK>(kb + (j0 + T::KEYS) * a.k_row, a.k_row, k.s.sk - j0 - T::KEYS, Ks);
+        pv<S, NS, NO, T::LDV>(F16, k.lane, pp, Vs, o);
     }
+    row_reduce<S>(l, false);
     float le[S::C];
 #pragma unroll
     for (int i = 0; i < S::C; i++) le[i] = l[S::c_slot(i)];
@@ -391,7 +486,7 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a)
         for (int i = 0; i < S::C; i++) {
             const int r = k.rw + S::c_row(k.lane, i), slot = S::c_slot(i);
             if (r < k.s.sq && (i == 0 || S::c_slot(i - 1) != slot)) /* once per row */
-                a.lse[(aot_i64)k.s.h * a.total_q + k.s.q0 + r] = lse_of(m[slot], l[slot]);
+                a.lse[(aot_i64)k.s.h * a.total_q + k.s.q0 + r] = lse_of(m[slot] * 0.6931471805599453f, l[slot]);
         }
 }
 

@@ -41,6 +41,8 @@
  *   AOT_MMA_MFMA        aot_mfma_32x32x8, aot_mfma_16x16x16          (aot_mfma.h, wave 64)
  *   AOT_MMA_MFMA_GFX950 also aot_mfma_32x32x16, aot_mfma_16x16x32    (gfx950)
  *   AOT_MMA_SYNC        aot_mma_m16n8k16                             (aot_mma_sync.h, sm_80+)
+ * Loads and conversions with vendor fast paths (generic versions below): aot_frag_b_cols/rows
+ * (B fragments from shared memory), aot_copy16_async (+ commit, wait_all), aot_pack2_16.
  * Everything below is written once on top of those. */
 #ifndef AOT_DEVICE_H
 #define AOT_DEVICE_H
@@ -124,6 +126,58 @@ AOT_DEV aot_u16 aot_f32_to_f16(float f)
     a += 0xfffu + ((a >> 13) & 1u); /* round the 13 dropped bits to even */
     return (aot_u16)(sign | ((a - 0x38000000u) >> 13));
 }
+
+/* Two fp32 rounded to nearest even into one register of bf16 (f16 = 0) or fp16, lo in the
+ * low half. A vendor header with a paired conversion defines AOT_PACK2_16 and its own. */
+#if !defined(AOT_PACK2_16)
+AOT_DEV aot_u32 aot_pack2_16(float lo, float hi, int f16)
+{
+    return f16 ? aot_f32_to_f16(lo) | (aot_u32)aot_f32_to_f16(hi) << 16 : aot_f32_to_bf16(lo) | (aot_u32)aot_f32_to_bf16(hi) << 16;
+}
+#endif
+
+/* Copies of 16 bytes from global to block-shared memory (both 16-byte aligned) that may
+ * complete later: they have landed once this thread has called aot_copy_async_wait_all();
+ * other threads see them after a barrier that follows. An invalid copy writes 16 zero bytes
+ * and reads nothing. Vendors with asynchronous copies define AOT_COPY_ASYNC; here the copy is
+ * done at once. */
+#if !defined(AOT_COPY_ASYNC)
+AOT_DEV void aot_copy16_async(void *shared_dst, const void *src, bool valid)
+{
+    aot_u16x8 x = {};
+    if (valid) x = aot_load_u16x8((const aot_u16 *)src);
+    aot_store_u16x8((aot_u16 *)shared_dst, x);
+}
+AOT_DEV void aot_copy_async_commit(void) {}
+AOT_DEV void aot_copy_async_wait_all(void) {}
+#endif
+
+/* B fragments of NT consecutive N tiles (tile t = columns 8t.. of S::N each) for one k-step,
+ * from block-shared memory where element (k, col) is at p[col * ld + k] ("cols": B stored by
+ * columns, as K is for Q K^T) or p[k * ld + col] ("rows": as V is for P V). p 16-byte aligned
+ * and ld a multiple of 8; every lane of the wave must call it. Vendors with a matrix load
+ * (ldmatrix) define AOT_FRAG_LOADS; here each lane reads its elements through the maps. */
+#if !defined(AOT_FRAG_LOADS)
+template <class S, int NT>
+AOT_DEV void aot_frag_b_cols(S, const aot_u16 *p, int ld, int lane, aot_u16 (&b)[NT][S::B])
+{
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+#pragma unroll
+        for (int i = 0; i < S::B; i += 2) { /* pairs: k and k + 1 are adjacent here */
+            const aot_u32 x = aot_load_u16x2(p + (t * S::N + S::b_col(lane, i)) * ld + S::b_k(lane, i));
+            b[t][i] = (aot_u16)x, b[t][i + 1] = (aot_u16)(x >> 16);
+        }
+}
+template <class S, int NT>
+AOT_DEV void aot_frag_b_rows(S, const aot_u16 *p, int ld, int lane, aot_u16 (&b)[NT][S::B])
+{
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+#pragma unroll
+        for (int i = 0; i < S::B; i++) b[t][i] = p[S::b_k(lane, i) * ld + t * S::N + S::b_col(lane, i)];
+}
+#endif
 
 /* e^x through exp2: one multiply rounding (relative error about |x| * 2^-24) plus the
  * hardware exp2's. Callers pass x <= 0 (max-subtracted softmax), where it stays near 1e-6. */

@@ -48,6 +48,67 @@ AOT_DEV unsigned aot_nv_pack2(unsigned short lo, unsigned short hi) { return lo 
 AOT_NV_MMA(aot_mma_bf16, "bf16")
 AOT_NV_MMA(aot_mma_f16, "f16")
 #undef AOT_NV_MMA
+
+/* Two fp32 rounded (to nearest even) into one register of bf16 or fp16, lo in the low half. */
+#define AOT_PACK2_16 1
+AOT_DEV unsigned aot_pack2_16(float lo, float hi, int f16)
+{
+    unsigned r;
+    if (f16) asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    else asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+/* Asynchronous 16-byte copies global -> shared (cp.async, sm_80+): the bytes land by
+ * aot_copy_async_wait_all(); invalid copies write zeros and read nothing. */
+#define AOT_COPY_ASYNC 1
+AOT_DEV void aot_copy16_async(void *shared_dst, const void *src, bool valid)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(shared_dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(valid ? 16 : 0));
+}
+AOT_DEV void aot_copy_async_commit(void) { asm volatile("cp.async.commit_group;"); }
+AOT_DEV void aot_copy_async_wait_all(void) { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+
+/* B fragments of m16n8k16 from shared memory with ldmatrix (x4: two N tiles per instruction).
+ * "By columns": element (k, col) at p[col * ld + k] (plain ldmatrix: a matrix row is a column
+ * of B); "by rows": at p[k * ld + col] (.trans). Lane l points at row l % 8 of matrix l / 8;
+ * matrices 0, 1 are tile 0's k 0-7 and 8-15, matrices 2, 3 tile 1's. */
+#define AOT_FRAG_LOADS 1
+AOT_DEV void aot_nv_ldmatrix_x4(const unsigned short *p, bool trans, unsigned (&r)[4])
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+    if (trans)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
+}
+
+template <class S, int NT, bool BY_ROWS>
+AOT_DEV void aot_nv_frag_b(const unsigned short *p, int ld, int lane, unsigned short (&b)[NT][S::B])
+{
+    static_assert(S::M == 16 && S::N == 8 && S::K == 16 && NT % 2 == 0, "ldmatrix path: m16n8k16, tile pairs");
+    const int m = lane / 8, r = lane % 8, k = 8 * (m % 2), col = 8 * (m / 2);
+#pragma unroll
+    for (int t = 0; t < NT; t += 2) {
+        unsigned x[4];
+        aot_nv_ldmatrix_x4(BY_ROWS ? p + (k + r) * ld + 8 * t + col : p + (8 * t + col + r) * ld + k, BY_ROWS, x);
+#pragma unroll
+        for (int j = 0; j < 4; j++) b[t + j / 2][2 * (j % 2)] = (unsigned short)x[j], b[t + j / 2][2 * (j % 2) + 1] = (unsigned short)(x[j] >> 16);
+    }
+}
+template <class S, int NT>
+AOT_DEV void aot_frag_b_cols(S, const unsigned short *p, int ld, int lane, unsigned short (&b)[NT][S::B])
+{
+    aot_nv_frag_b<S, NT, false>(p, ld, lane, b);
+}
+template <class S, int NT>
+AOT_DEV void aot_frag_b_rows(S, const unsigned short *p, int ld, int lane, unsigned short (&b)[NT][S::B])
+{
+    aot_nv_frag_b<S, NT, true>(p, ld, lane, b);
+}
 #endif
 
 #endif

@@ -16,7 +16,9 @@
  *
  * Head dims (d, d_v): (64, 64), (128, 128), (192, 128), (256, 256). bf16 or fp16. The last
  * dimension and the heads of a token are contiguous; token rows have the given strides
- * (elements; 0 = packed, hq * d etc.), even, with 4-byte aligned base pointers.
+ * (elements; 0 = packed, hq * d etc.). q, k and v: 16-byte aligned, row strides multiples of
+ * 8 (the kernels copy 16 bytes at a time, as FlashAttention's do); out: 4-byte aligned, even
+ * row stride.
  * max_seqlen_q must be at least every sequence's query count (rows past it are not computed);
  * cu_seqlens must be non-decreasing and start at 0: both live in device memory and are not
  * checked (that would need a synchronisation).

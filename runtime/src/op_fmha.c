@@ -45,13 +45,18 @@ static aiter_aot_status check(const aiter_aot_fmha_varlen_fwd_args *a, aot_diag 
         return BAD("fmha_varlen_fwd: softmax_scale must be a number and logits_soft_cap >= 0");
     int64_t given[4], packed[4];
     row_strides(a, given, packed);
-    for (int i = 0; i < 4; i++) /* even: pairs are read 4 bytes at once */
-        if (given[i] && (given[i] < packed[i] || given[i] % 2))
-            return BAD("fmha_varlen_fwd: %s row stride %lld; need 0 (packed) or an even stride >= %lld",
-                       (const char *[]){"q", "k", "v", "out"}[i], (long long)given[i], (long long)packed[i]);
-    if (aot_misaligned(a->q, 4) || aot_misaligned(a->k, 4) || aot_misaligned(a->v, 4) || aot_misaligned(a->out, 4) ||
-        aot_misaligned(a->softmax_lse, 4) || aot_misaligned(a->cu_seqlens_q, 4) || aot_misaligned(a->cu_seqlens_k, 4))
-        return BAD("fmha_varlen_fwd: tensors must be 4-byte aligned");
+    static const char *name[4] = {"q", "k", "v", "out"};
+    for (int i = 0; i < 4; i++) { /* q, k, v are copied 16 bytes at a time, out written in pairs */
+        const int unit = i < 3 ? 8 : 2;
+        if (given[i] && (given[i] < packed[i] || given[i] % unit))
+            return BAD("fmha_varlen_fwd: %s row stride %lld; need 0 (packed) or a multiple of %d that is >= %lld",
+                       name[i], (long long)given[i], unit, (long long)packed[i]);
+    }
+    if (aot_misaligned(a->q, 16) || aot_misaligned(a->k, 16) || aot_misaligned(a->v, 16))
+        return BAD("fmha_varlen_fwd: q, k and v must be 16-byte aligned");
+    if (aot_misaligned(a->out, 4) || aot_misaligned(a->softmax_lse, 4) || aot_misaligned(a->cu_seqlens_q, 4) ||
+        aot_misaligned(a->cu_seqlens_k, 4))
+        return BAD("fmha_varlen_fwd: out, softmax_lse and cu_seqlens must be 4-byte aligned");
     return AITER_AOT_STATUS_OK;
 }
 

@@ -64,7 +64,7 @@ int main(int argc, char **argv)
         {2, 33, 40, 4, 2, 192, 128, 1, 8, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0},
         {1, 20, 50, 2, 1, 256, 256, 0, 5, 3, 30.0f, AITER_AOT_DTYPE_BF16, 1, 0},
         {3, 17, 9, 1, 1, 64, 64, 0, 0, 0, 5.0f, AITER_AOT_DTYPE_F16, 1, 0},
-        {2, 30, 20, 4, 2, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 6}};
+        {2, 30, 20, 4, 2, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 8}};
     for (size_t i = 0; i < sizeof fm / sizeof fm[0]; i++) harness_fmha(&m, &fm[i], seed++, &t);
     harness_fmha_bad_args(&m, &t);
     return harness_finish(&t);

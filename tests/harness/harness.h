@@ -68,7 +68,7 @@ typedef struct {
     aiter_aot_dtype dtype;
     int sample;  /* check 1 row in `sample` (and each sequence's last) against fp64; all are
                   * checked to be written */
-    int pad;     /* even: elements between token rows beyond the packed ones (0: packed); the
+    int pad;     /* a multiple of 8: elements between token rows beyond the packed ones (0: packed); the
                   * padding holds NaNs in q, k, v and must stay untouched in out */
 } fmha_case;
 void harness_fmha(const harness_mem *m, const fmha_case *c, uint64_t seed, harness_tally *t);

@@ -140,10 +140,11 @@ void harness_fmha_bad_args(const harness_mem *m, harness_tally *t)
     struct { const char *what; aiter_aot_fmha_varlen_fwd_args a; } bad[] = {
         {"head dims (96, 96)", good}, {"hq % hk != 0", good}, {"NULL k", good}, {"dtype F32", good},
         {"odd q row stride", good}, {"row stride < heads * d", good}, {"window_left = -2", good},
-        {"negative soft cap", good}, {"misaligned v", good}};
+        {"negative soft cap", good}, {"v 8-byte aligned only", good}, {"k row stride not a multiple of 8", good},
+        {"misaligned out", good}};
     bad[0].a.head_dim = bad[0].a.head_dim_v = 96, bad[1].a.hk = 3, bad[2].a.k = NULL, bad[3].a.dtype = AITER_AOT_DTYPE_F32;
     bad[4].a.q_row_stride = 513, bad[5].a.k_row_stride = 200, bad[6].a.window_left = -2, bad[7].a.logits_soft_cap = -1;
-    bad[8].a.v = p + 2;
+    bad[8].a.v = p + 8, bad[9].a.k_row_stride = 2 * 128 + 2, bad[10].a.out = p + 2;
     aiter_aot_stats before = {.size = sizeof before}, after = {.size = sizeof after};
     aiter_aot_get_stats(&before);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
