@@ -214,14 +214,16 @@ AOT_DEV void pv_step(const aot_fmha_kargs &a, int lane, int ks, const aot_u16 (&
 template <class S, int DV, int NO>
 AOT_DEV void store_out(const aot_fmha_kargs &a, const fmha_block &k, const float (&o)[NO][S::C], const float (&l)[S::C])
 {
+    float inv[S::C]; /* one division per element slot, not per element */
+#pragma unroll
+    for (int i = 0; i < S::C; i++) inv[i] = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
 #pragma unroll
     for (int n = 0; n < NO; n++)
 #pragma unroll
         for (int i = 0; i < S::C; i++) {
             const int r = k.rw + S::c_row(k.lane, i);
             if (r < k.s.sq)
-                a.out[(aot_i64)(k.s.q0 + r) * a.o_row + k.s.h * DV + n * S::N + S::c_col(k.lane, i)] =
-                    to_16(l[i] > 0.0f ? o[n][i] / l[i] : 0.0f, a.f16);
+                a.out[(aot_i64)(k.s.q0 + r) * a.o_row + k.s.h * DV + n * S::N + S::c_col(k.lane, i)] = to_16(o[n][i] * inv[i], a.f16);
         }
 }
 
@@ -347,16 +349,26 @@ AOT_DEV void copy_tile(const aot_u16 *src, aot_i64 stride, int rows, aot_u16 *ti
 {
     constexpr int PIECES = W / 8; /* 16 bytes each */
     static_assert(BNT * PIECES % THREADS == 0, "whole rounds of copies");
+    if constexpr (THREADS % PIECES == 0) { /* a thread's rows are R apart, at one column */
+        constexpr int R = THREADS / PIECES;
+        const int r0 = aot_thread_x() / PIECES, e = aot_thread_x() % PIECES * 8;
+        /* one pointer stepped by R rows: offsets kept per copy would hold 2 registers each */
+        const aot_u16 *p = src + r0 * stride + e;
 #pragma unroll
-    for (int c = 0; c < BNT * PIECES / THREADS; c++) {
-        const int i = c * THREADS + aot_thread_x(), r = i / PIECES, e = i % PIECES * 8;
-        aot_copy16_async(tile + r * LD + e, src + (r < rows ? r * stride + e : 0), r < rows);
+        for (int c = 0; c < BNT / R; c++, p += R * stride)
+            aot_copy16_async(tile + (r0 + c * R) * LD + e, r0 + c * R < rows ? p : src, r0 + c * R < rows);
+    } else {
+#pragma unroll
+        for (int c = 0; c < BNT * PIECES / THREADS; c++) {
+            const int i = c * THREADS + aot_thread_x(), r = i / PIECES, e = i % PIECES * 8;
+            aot_copy16_async(tile + r * LD + e, src + (r < rows ? r * stride + e : 0), r < rows);
+        }
     }
     aot_copy_async_commit();
 }
 
 /* S = Q K^T for the tile's keys, in log2 units, masked to -inf where a key is not visible. */
-template <class S, int D, int NS, int LDK>
+template <class S, int D, int NS, int LDK, int F16>
 AOT_DEV void scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, const q_frags<S, D> &qf,
                          const aot_u16 *Ks, float (&sc)[NS][S::C])
 {
@@ -369,14 +381,20 @@ AOT_DEV void scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, c
         for (int n = 0; n < NS; n += 2) {
             aot_u16 bf[2][S::B];
             aot_frag_b_cols(S(), Ks + n * S::N * LDK + ks * S::K, LDK, k.lane, bf);
-            mma<S>(a.f16, sc[n], af, bf[0]), mma<S>(a.f16, sc[n + 1], af, bf[1]);
+            mma<S>(F16, sc[n], af, bf[0]), mma<S>(F16, sc[n + 1], af, bf[1]);
         }
     }
     const float log2e = 1.4426950408889634f, scale2 = a.scale * log2e;
+    if (a.softcap > 0.0f) /* one test for the tile: per element it becomes a branch each */
 #pragma unroll
-    for (int n = 0; n < NS; n++)
+        for (int n = 0; n < NS; n++)
 #pragma unroll
-        for (int i = 0; i < S::C; i++) sc[n][i] = a.softcap > 0.0f ? score(a, sc[n][i]) * log2e : sc[n][i] * scale2;
+            for (int i = 0; i < S::C; i++) sc[n][i] = score(a, sc[n][i]) * log2e;
+    else
+#pragma unroll
+        for (int n = 0; n < NS; n++)
+#pragma unroll
+            for (int i = 0; i < S::C; i++) sc[n][i] *= scale2;
     if (all_visible(a, k.s, k.rw, k.rw + S::M - 1, j0, NS * S::N)) return;
 #pragma unroll
     for (int n = 0; n < NS; n++)
@@ -437,18 +455,16 @@ AOT_DEV void pv(int f16, int lane, const aot_u32 (&pp)[NS][S::C / 2], const aot_
     }
 }
 
-template <int D, int DV>
-AOT_DEV void fmha_regs(const aot_fmha_kargs &a)
+/* F16 is the input type as a constant: the matrix instruction depends on it, and a flag read
+ * at run time would issue both instructions, one predicated off. */
+template <int D, int DV, int F16>
+AOT_DEV void fmha_regs(const aot_fmha_kargs &a, aot_u16 *Ks, aot_u16 *Vs)
 {
-    const int F16 = a.f16;
     typedef fmha_mma S;
     typedef fmha_reg_tiles<D, DV> T;
     constexpr int NS = T::KEYS / S::N, NO = DV / S::N;
     fmha_block k;
     if (!block_of(a, k)) return;
-    AOT_SHARED(aot_u16x8, k_tile, T::KEYS * T::LDK / 8);
-    AOT_SHARED(aot_u16x8, v_tile, T::KEYS * T::LDV / 8);
-    aot_u16 *Ks = (aot_u16 *)k_tile, *Vs = (aot_u16 *)v_tile;
     const aot_u16 *kb = a.k + (aot_i64)k.s.k0 * a.k_row + k.s.hkv * D, *vb = a.v + (aot_i64)k.s.k0 * a.v_row + k.s.hkv * DV;
     int lo, hi;
     block_keys<T::KEYS>(a, k, &lo, &hi);
@@ -465,7 +481,7 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a)
         copy_tile<DV, T::KEYS, T::LDV>(vb + j0 * a.v_row, a.v_row, k.s.sk - j0, Vs);
         float sc[NS][S::C], alpha[S::C_ROWS];
         aot_u32 pp[NS][S::C / 2];
-        scores_log2<S, D, NS, T::LDK>(a, k, j0, qf, Ks, sc);
+        scores_log2<S, D, NS, T::LDK, F16>(a, k, j0, qf, Ks, sc);
         softmax_step<S, NS>(F16, sc, m, l, alpha, pp);
 #pragma unroll
         for (int n = 0; n < NO; n++)
@@ -493,7 +509,13 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a)
 template <int D, int DV>
 AOT_DEV void fmha_body(const aot_fmha_kargs &a)
 {
-    if constexpr (fmha_mma::C_TO_A) fmha_regs<D, DV>(a);
+    if constexpr (fmha_mma::C_TO_A) { /* the tiles are declared here, once for both types */
+        typedef fmha_reg_tiles<D, DV> T;
+        AOT_SHARED(aot_u16x8, k_tile, T::KEYS * T::LDK / 8);
+        AOT_SHARED(aot_u16x8, v_tile, T::KEYS * T::LDV / 8);
+        if (a.f16) fmha_regs<D, DV, 1>(a, (aot_u16 *)k_tile, (aot_u16 *)v_tile);
+        else fmha_regs<D, DV, 0>(a, (aot_u16 *)k_tile, (aot_u16 *)v_tile);
+    }
     else fmha_shared<D, DV>(a);
 }
 
