@@ -33,13 +33,17 @@ typedef struct {
     int q0, sq, k0, sk, h, hkv;
 } fmha_seq;
 
-/* Does query i see key j (indices within the sequence)? The diagonal is bottom-right aligned. */
-AOT_DEV bool visible(const aot_fmha_kargs &a, const fmha_seq &s, int i, int j)
+/* The keys query i sees (indices within the sequence): [*first, *last], empty when first >
+ * last. The diagonal is bottom-right aligned. Written as bounds so that a mask costs two
+ * compares per element. */
+AOT_DEV void row_keys(const aot_fmha_kargs &a, const fmha_seq &s, int i, int *first, int *last)
 {
     const int diag = i + s.sk - s.sq;
-    if (i >= s.sq || j >= s.sk || (a.causal && j > diag)) return false;
-    if (a.window_left >= 0 && j < diag - a.window_left) return false;
-    return a.window_right < 0 || j <= diag + a.window_right;
+    int hi = s.sk - 1;
+    if (a.causal && diag < hi) hi = diag;
+    if (a.window_right >= 0 && a.window_right < hi - diag) hi = diag + a.window_right;
+    *first = a.window_left >= 0 && diag > a.window_left ? diag - a.window_left : 0;
+    *last = i < s.sq ? hi : -1;
 }
 
 AOT_DEV float score(const aot_fmha_kargs &a, float qk)
@@ -118,6 +122,22 @@ AOT_DEV void block_keys(const aot_fmha_kargs &a, const fmha_block &k, int *lo, i
     key_range<BNT>(a, k.s, k.rb, last, lo, hi);
 }
 
+/* -inf where key j0 + column does not see the row (C fragments of NS tiles of this wave). */
+template <class S, int NS>
+AOT_DEV void mask(const aot_fmha_kargs &a, const fmha_block &k, int j0, float (&sc)[NS][S::C])
+{
+    int first[S::C], last[S::C];
+#pragma unroll
+    for (int i = 0; i < S::C; i++) row_keys(a, k.s, k.rw + S::c_row(k.lane, i), &first[i], &last[i]);
+#pragma unroll
+    for (int n = 0; n < NS; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) {
+            const int j = j0 + n * S::N + S::c_col(k.lane, i);
+            if (j < first[i] || j > last[i]) sc[n][i] = -AOT_INF;
+        }
+}
+
 /* This wave's Q fragments (D / S::K steps): in registers for the whole loop up to d = 128;
  * above, re-read from global memory (L1) at each step, as registers would spill. */
 template <class S, int D>
@@ -188,14 +208,11 @@ AOT_DEV void scores(const aot_fmha_kargs &a, const fmha_block &k, int j0, const 
 #pragma unroll
         for (int n = 0; n < NS; n++) b_fragment<S>(Ks, D + 2, n, ks, k.lane, bf), mma<S>(a.f16, sc[n], af, bf);
     }
-    const bool full = all_visible(a, k.s, k.rw, k.rw + S::M - 1, j0, NS * S::N);
 #pragma unroll
     for (int n = 0; n < NS; n++)
 #pragma unroll
-        for (int i = 0; i < S::C; i++) {
-            const int row = k.rw + S::c_row(k.lane, i), key = j0 + n * S::N + S::c_col(k.lane, i);
-            sc[n][i] = full || visible(a, k.s, row, key) ? score(a, sc[n][i]) : -AOT_INF;
-        }
+        for (int i = 0; i < S::C; i++) sc[n][i] = score(a, sc[n][i]);
+    if (!all_visible(a, k.s, k.rw, k.rw + S::M - 1, j0, NS * S::N)) mask<S, NS>(a, k, j0, sc);
 }
 
 /* O += P V for k-step ks of the staged keys, P's A fragment given. */
@@ -338,49 +355,68 @@ AOT_DEV void row_reduce(float (&v)[S::C_ROWS], bool max)
         }
 }
 
+/* Keys a step, and where Q's fragments come from: up to d = 128 a Q tile in shared memory
+ * (the Q, K and V tiles then fill 48 KB at d = 128); above, global memory (through L1). */
 template <int D, int DV>
 struct fmha_reg_tiles {
-    enum { KEYS = D <= 192 ? 64 : 32, LDK = D + 8, LDV = DV + 8 };
+    enum { KEYS = D <= 192 ? 64 : 32, Q_SHARED = D <= 128 };
 };
 
-/* Start copying `rows` token rows of W elements (the rest of the BNT rows: zeros) into a tile. */
-template <int W, int BNT, int LD>
+/* Start copying `rows` token rows of W elements (the rest of the ROWS rows: zeros) into a
+ * swizzled tile of row length W. */
+template <int W, int ROWS>
 AOT_DEV void copy_tile(const aot_u16 *src, aot_i64 stride, int rows, aot_u16 *tile)
 {
     constexpr int PIECES = W / 8; /* 16 bytes each */
-    static_assert(BNT * PIECES % THREADS == 0, "whole rounds of copies");
+    static_assert(ROWS * PIECES % THREADS == 0, "whole rounds of copies");
     if constexpr (THREADS % PIECES == 0) { /* a thread's rows are R apart, at one column */
         constexpr int R = THREADS / PIECES;
         const int r0 = aot_thread_x() / PIECES, e = aot_thread_x() % PIECES * 8;
         /* one pointer stepped by R rows: offsets kept per copy would hold 2 registers each */
         const aot_u16 *p = src + r0 * stride + e;
 #pragma unroll
-        for (int c = 0; c < BNT / R; c++, p += R * stride)
-            aot_copy16_async(tile + (r0 + c * R) * LD + e, r0 + c * R < rows ? p : src, r0 + c * R < rows);
+        for (int c = 0; c < ROWS / R; c++, p += R * stride)
+            aot_copy16_async(tile + aot_swz(r0 + c * R, e, W), r0 + c * R < rows ? p : src, r0 + c * R < rows);
     } else {
 #pragma unroll
-        for (int c = 0; c < BNT * PIECES / THREADS; c++) {
+        for (int c = 0; c < ROWS * PIECES / THREADS; c++) {
             const int i = c * THREADS + aot_thread_x(), r = i / PIECES, e = i % PIECES * 8;
-            aot_copy16_async(tile + r * LD + e, src + (r < rows ? r * stride + e : 0), r < rows);
+            aot_copy16_async(tile + aot_swz(r, e, W), src + (r < rows ? r * stride + e : 0), r < rows);
         }
     }
     aot_copy_async_commit();
 }
 
+/* Q's A fragment for k-step ks: from the Q tile, or from global memory above d = 128. */
+template <class S, int D>
+AOT_DEV void q_frag(const aot_fmha_kargs &a, const fmha_block &k, const aot_u16 *Qs, int ks, aot_u16 (&af)[S::A])
+{
+    if constexpr (fmha_reg_tiles<D, D>::Q_SHARED) {
+        aot_frag_a(S(), Qs, D, k.rw - k.rb, ks * S::K, k.lane, af);
+    } else {
+        (void)Qs;
+#pragma unroll
+        for (int i = 0; i < S::A; i += 2) {
+            const aot_u32 x = q_pair<S, D>(a, k, ks, i);
+            af[i] = (aot_u16)x, af[i + 1] = (aot_u16)(x >> 16);
+        }
+    }
+}
+
 /* S = Q K^T for the tile's keys, in log2 units, masked to -inf where a key is not visible. */
-template <class S, int D, int NS, int LDK, int F16>
-AOT_DEV void scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, const q_frags<S, D> &qf,
-                         const aot_u16 *Ks, float (&sc)[NS][S::C])
+template <class S, int D, int NS, int F16>
+AOT_DEV void scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, const aot_u16 *Qs, const aot_u16 *Ks,
+                         float (&sc)[NS][S::C])
 {
     zero<NS, S::C>(sc);
 #pragma unroll
     for (int ks = 0; ks < D / S::K; ks++) {
         aot_u16 af[S::A];
-        q_fragment<S, D>(a, k, qf, ks, af);
+        q_frag<S, D>(a, k, Qs, ks, af);
 #pragma unroll
         for (int n = 0; n < NS; n += 2) {
             aot_u16 bf[2][S::B];
-            aot_frag_b_cols(S(), Ks + n * S::N * LDK + ks * S::K, LDK, k.lane, bf);
+            aot_frag_b_cols(S(), Ks, D, ks * S::K, n * S::N, k.lane, bf);
             mma<S>(F16, sc[n], af, bf[0]), mma<S>(F16, sc[n + 1], af, bf[1]);
         }
     }
@@ -395,12 +431,7 @@ AOT_DEV void scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, c
         for (int n = 0; n < NS; n++)
 #pragma unroll
             for (int i = 0; i < S::C; i++) sc[n][i] *= scale2;
-    if (all_visible(a, k.s, k.rw, k.rw + S::M - 1, j0, NS * S::N)) return;
-#pragma unroll
-    for (int n = 0; n < NS; n++)
-#pragma unroll
-        for (int i = 0; i < S::C; i++)
-            if (!visible(a, k.s, k.rw + S::c_row(k.lane, i), j0 + n * S::N + S::c_col(k.lane, i))) sc[n][i] = -AOT_INF;
+    if (!all_visible(a, k.s, k.rw, k.rw + S::M - 1, j0, NS * S::N)) mask<S, NS>(a, k, j0, sc);
 }
 
 /* The online softmax of one step: the new row maxima (m), the factors the old accumulators are
@@ -434,7 +465,7 @@ AOT_DEV void softmax_step(int f16, const float (&sc)[NS][S::C], float (&m)[S::C_
 }
 
 /* O += P V for the tile's keys; P's A fragments are its C fragments, packed in pairs. */
-template <class S, int NS, int NO, int LDV>
+template <class S, int NS, int NO>
 AOT_DEV void pv(int f16, int lane, const aot_u32 (&pp)[NS][S::C / 2], const aot_u16 *Vs, float (&o)[NO][S::C])
 {
     constexpr int TPK = S::K / S::N; /* C tiles per k-step */
@@ -449,7 +480,7 @@ AOT_DEV void pv(int f16, int lane, const aot_u32 (&pp)[NS][S::C / 2], const aot_
 #pragma unroll
         for (int n = 0; n < NO; n += 2) {
             aot_u16 bf[2][S::B];
-            aot_frag_b_rows(S(), Vs + ks * S::K * LDV + n * S::N, LDV, lane, bf);
+            aot_frag_b_rows(S(), Vs, NO * S::N, ks * S::K, n * S::N, lane, bf);
             mma<S>(f16, o[n], af, bf[0]), mma<S>(f16, o[n + 1], af, bf[1]);
         }
     }
@@ -458,19 +489,18 @@ AOT_DEV void pv(int f16, int lane, const aot_u32 (&pp)[NS][S::C / 2], const aot_
 /* F16 is the input type as a constant: the matrix instruction depends on it, and a flag read
  * at run time would issue both instructions, one predicated off. */
 template <int D, int DV, int F16>
-AOT_DEV void fmha_regs(const aot_fmha_kargs &a, aot_u16 *Ks, aot_u16 *Vs)
+AOT_DEV void fmha_regs(const aot_fmha_kargs &a, aot_u16 *Qs, aot_u16 *Ks, aot_u16 *Vs)
 {
     typedef fmha_mma S;
     typedef fmha_reg_tiles<D, DV> T;
-    constexpr int NS = T::KEYS / S::N, NO = DV / S::N;
+    constexpr int NS = T::KEYS / S::N, NO = DV / S::N, BLOCK_ROWS = AOT_FMHA_WAVES * BM;
     fmha_block k;
     if (!block_of(a, k)) return;
     const aot_u16 *kb = a.k + (aot_i64)k.s.k0 * a.k_row + k.s.hkv * D, *vb = a.v + (aot_i64)k.s.k0 * a.v_row + k.s.hkv * DV;
     int lo, hi;
     block_keys<T::KEYS>(a, k, &lo, &hi);
-    if (lo < hi) copy_tile<D, T::KEYS, T::LDK>(kb + lo * a.k_row, a.k_row, k.s.sk - lo, Ks);
-    q_frags<S, D> qf;
-    load_q<S, D>(a, k, qf);
+    if (T::Q_SHARED) copy_tile<D, BLOCK_ROWS>(a.q + (aot_i64)(k.s.q0 + k.rb) * a.q_row + k.s.h * D, a.q_row, k.s.sq - k.rb, Qs);
+    if (lo < hi) copy_tile<D, T::KEYS>(kb + lo * a.k_row, a.k_row, k.s.sk - lo, Ks);
     float o[NO][S::C], m[S::C_ROWS], l[S::C_ROWS];
     zero<NO, S::C>(o);
 #pragma unroll
@@ -478,10 +508,10 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a, aot_u16 *Ks, aot_u16 *Vs)
     for (int j0 = lo; j0 < hi; j0 += T::KEYS) {
         aot_copy_async_wait_all();
         aot_sync_block(); /* K of this step is in; every wave is done with the last V */
-        copy_tile<DV, T::KEYS, T::LDV>(vb + j0 * a.v_row, a.v_row, k.s.sk - j0, Vs);
+        copy_tile<DV, T::KEYS>(vb + j0 * a.v_row, a.v_row, k.s.sk - j0, Vs);
         float sc[NS][S::C], alpha[S::C_ROWS];
         aot_u32 pp[NS][S::C / 2];
-        scores_log2<S, D, NS, T::LDK, F16>(a, k, j0, qf, Ks, sc);
+        scores_log2<S, D, NS, F16>(a, k, j0, Qs, Ks, sc);
         softmax_step<S, NS>(F16, sc, m, l, alpha, pp);
 #pragma unroll
         for (int n = 0; n < NO; n++)
@@ -489,9 +519,10 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a, aot_u16 *Ks, aot_u16 *Vs)
             for (int i = 0; i < S::C; i++) o[n][i] *= alpha[S::c_slot(i)];
         aot_copy_async_wait_all();
         aot_sync_block(); /* V is in; every wave is done with K */
-        if (j0 + T::KEYS < hi) copy_tile<D, T::KEYS, T::LDK>(kb + (j0 + T::KEYS) * a.k_row, a.k_row, k.s.sk - j0 - T::KEYS, Ks);
-        pv<S, NS, NO, T::LDV>(F16, k.lane, pp, Vs, o);
+        if (j0 + T::KEYS < hi) copy_tile<D, T::KEYS>(kb + (j0 + T::KEYS) * a.k_row, a.k_row, k.s.sk - j0 - T::KEYS, Ks);
+        pv<S, NS, NO>(F16, k.lane, pp, Vs, o);
     }
+    aot_copy_async_wait_all(); /* no copy outlives the block (Q's, when no key was visible) */
     row_reduce<S>(l, false);
     float le[S::C];
 #pragma unroll
@@ -511,10 +542,12 @@ AOT_DEV void fmha_body(const aot_fmha_kargs &a)
 {
     if constexpr (fmha_mma::C_TO_A) { /* the tiles are declared here, once for both types */
         typedef fmha_reg_tiles<D, DV> T;
-        AOT_SHARED(aot_u16x8, k_tile, T::KEYS * T::LDK / 8);
-        AOT_SHARED(aot_u16x8, v_tile, T::KEYS * T::LDV / 8);
-        if (a.f16) fmha_regs<D, DV, 1>(a, (aot_u16 *)k_tile, (aot_u16 *)v_tile);
-        else fmha_regs<D, DV, 0>(a, (aot_u16 *)k_tile, (aot_u16 *)v_tile);
+        AOT_SHARED(aot_u16x8, q_tile, T::Q_SHARED ? AOT_FMHA_WAVES * BM * D / 8 : 1);
+        AOT_SHARED(aot_u16x8, k_tile, T::KEYS * D / 8);
+        AOT_SHARED(aot_u16x8, v_tile, T::KEYS * DV / 8);
+        aot_u16 *Qs = (aot_u16 *)q_tile, *Ks = (aot_u16 *)k_tile, *Vs = (aot_u16 *)v_tile;
+        if (a.f16) fmha_regs<D, DV, 1>(a, Qs, Ks, Vs);
+        else fmha_regs<D, DV, 0>(a, Qs, Ks, Vs);
     }
     else fmha_shared<D, DV>(a);
 }

@@ -41,8 +41,9 @@
  *   AOT_MMA_MFMA        aot_mfma_32x32x8, aot_mfma_16x16x16          (aot_mfma.h, wave 64)
  *   AOT_MMA_MFMA_GFX950 also aot_mfma_32x32x16, aot_mfma_16x16x32    (gfx950)
  *   AOT_MMA_SYNC        aot_mma_m16n8k16                             (aot_mma_sync.h, sm_80+)
- * Loads and conversions with vendor fast paths (generic versions below): aot_frag_b_cols/rows
- * (B fragments from shared memory), aot_copy16_async (+ commit, wait_all), aot_pack2_16.
+ * Loads and conversions with vendor fast paths (generic versions below): aot_frag_a and
+ * aot_frag_b_cols/rows (fragments from swizzled shared tiles, aot_swz), aot_copy16_async
+ * (+ commit, wait_all), aot_pack2_16.
  * Everything below is written once on top of those. */
 #ifndef AOT_DEVICE_H
 #define AOT_DEVICE_H
@@ -152,30 +153,49 @@ AOT_DEV void aot_copy_async_commit(void) {}
 AOT_DEV void aot_copy_async_wait_all(void) {}
 #endif
 
-/* B fragments of NT consecutive N tiles (tile t = columns 8t.. of S::N each) for one k-step,
- * from block-shared memory where element (k, col) is at p[col * ld + k] ("cols": B stored by
- * columns, as K is for Q K^T) or p[k * ld + col] ("rows": as V is for P V). p 16-byte aligned
- * and ld a multiple of 8; every lane of the wave must call it. Vendors with a matrix load
- * (ldmatrix) define AOT_FRAG_LOADS; here each lane reads its elements through the maps. */
+/* Swizzled tiles in block-shared memory: rows of ld 16-bit elements (ld a multiple of 64),
+ * each row's 16-byte chunks permuted by xor with row % 8, so that the same chunk of 8
+ * consecutive rows lies in 8 different bank groups (fragment loads read 8 rows at once)
+ * without padding. The offset of element (row, col): */
+AOT_DEV int aot_swz(int row, int col, int ld) { return row * ld + ((col >> 3) ^ (row & 7)) * 8 + (col & 7); }
+
+/* Fragments from swizzled tiles (every lane of the wave must call them):
+ *   aot_frag_a(S(), t, ld, r0, k0, lane, a)          A rows r0.., k k0..: element (r, k) in
+ *                                                    row r of the tile, column k (as Q is)
+ *   aot_frag_b_cols(S(), t, ld, k0, c0, lane, b)     B of NT N tiles from c0: (k, c) in row
+ *                                                    c, column k (K for Q K^T)
+ *   aot_frag_b_rows(S(), t, ld, k0, c0, lane, b)     the same with (k, c) in row k, column c
+ *                                                    (V for P V)
+ * k0 and c0 multiples of 8. Vendors with a matrix load (ldmatrix) define AOT_FRAG_LOADS;
+ * here each lane reads its elements through the maps, k in pairs. */
 #if !defined(AOT_FRAG_LOADS)
-template <class S, int NT>
-AOT_DEV void aot_frag_b_cols(S, const aot_u16 *p, int ld, int lane, aot_u16 (&b)[NT][S::B])
+template <class S>
+AOT_DEV void aot_frag_a(S, const aot_u16 *t, int ld, int r0, int k0, int lane, aot_u16 (&a)[S::A])
 {
 #pragma unroll
-    for (int t = 0; t < NT; t++)
+    for (int i = 0; i < S::A; i += 2) {
+        const aot_u32 x = aot_load_u16x2(t + aot_swz(r0 + S::a_row(lane, i), k0 + S::a_k(lane, i), ld));
+        a[i] = (aot_u16)x, a[i + 1] = (aot_u16)(x >> 16);
+    }
+}
+template <class S, int NT>
+AOT_DEV void aot_frag_b_cols(S, const aot_u16 *t, int ld, int k0, int c0, int lane, aot_u16 (&b)[NT][S::B])
+{
 #pragma unroll
-        for (int i = 0; i < S::B; i += 2) { /* pairs: k and k + 1 are adjacent here */
-            const aot_u32 x = aot_load_u16x2(p + (t * S::N + S::b_col(lane, i)) * ld + S::b_k(lane, i));
-            b[t][i] = (aot_u16)x, b[t][i + 1] = (aot_u16)(x >> 16);
+    for (int n = 0; n < NT; n++)
+#pragma unroll
+        for (int i = 0; i < S::B; i += 2) {
+            const aot_u32 x = aot_load_u16x2(t + aot_swz(c0 + n * S::N + S::b_col(lane, i), k0 + S::b_k(lane, i), ld));
+            b[n][i] = (aot_u16)x, b[n][i + 1] = (aot_u16)(x >> 16);
         }
 }
 template <class S, int NT>
-AOT_DEV void aot_frag_b_rows(S, const aot_u16 *p, int ld, int lane, aot_u16 (&b)[NT][S::B])
+AOT_DEV void aot_frag_b_rows(S, const aot_u16 *t, int ld, int k0, int c0, int lane, aot_u16 (&b)[NT][S::B])
 {
 #pragma unroll
-    for (int t = 0; t < NT; t++)
+    for (int n = 0; n < NT; n++)
 #pragma unroll
-        for (int i = 0; i < S::B; i++) b[t][i] = p[S::b_k(lane, i) * ld + t * S::N + S::b_col(lane, i)];
+        for (int i = 0; i < S::B; i++) b[n][i] = t[aot_swz(k0 + S::b_k(lane, i), c0 + n * S::N + S::b_col(lane, i), ld)];
 }
 #endif
 

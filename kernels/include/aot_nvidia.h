@@ -70,11 +70,15 @@ AOT_DEV void aot_copy16_async(void *shared_dst, const void *src, bool valid)
 AOT_DEV void aot_copy_async_commit(void) { asm volatile("cp.async.commit_group;"); }
 AOT_DEV void aot_copy_async_wait_all(void) { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
 
-/* B fragments of m16n8k16 from shared memory with ldmatrix (x4: two N tiles per instruction).
- * "By columns": element (k, col) at p[col * ld + k] (plain ldmatrix: a matrix row is a column
- * of B); "by rows": at p[k * ld + col] (.trans). Lane l points at row l % 8 of matrix l / 8;
- * matrices 0, 1 are tile 0's k 0-7 and 8-15, matrices 2, 3 tile 1's. */
+/* Fragments of m16n8k16 from swizzled shared tiles (aot_swz, in aot_device.h; this header
+ * comes first, hence the local copy) with ldmatrix x4: four 8x8 matrices, lane l pointing at
+ * row l % 8 of matrix l / 8; each row is 16 bytes of one chunk. A: matrices (rows 0-7, k 0-7),
+ * (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15). B, two N tiles per
+ * instruction: (tile 0, k 0-7), (tile 0, k 8-15), (tile 1, k 0-7), (tile 1, k 8-15); "cols"
+ * (B's columns are tile rows) plain, "rows" (B's k are tile rows) transposed. */
 #define AOT_FRAG_LOADS 1
+AOT_DEV int aot_nv_swz(int row, int col, int ld) { return row * ld + ((col >> 3) ^ (row & 7)) * 8 + (col & 7); }
+
 AOT_DEV void aot_nv_ldmatrix_x4(const unsigned short *p, bool trans, unsigned (&r)[4])
 {
     const unsigned s = (unsigned)__cvta_generic_to_shared(p);
@@ -86,28 +90,48 @@ AOT_DEV void aot_nv_ldmatrix_x4(const unsigned short *p, bool trans, unsigned (&
                      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
 }
 
-template <class S, int NT, bool BY_ROWS>
-AOT_DEV void aot_nv_frag_b(const unsigned short *p, int ld, int lane, unsigned short (&b)[NT][S::B])
+template <class S>
+AOT_DEV void aot_nv_check_shape(void)
 {
-    static_assert(S::M == 16 && S::N == 8 && S::K == 16 && NT % 2 == 0, "ldmatrix path: m16n8k16, tile pairs");
-    const int m = lane / 8, r = lane % 8, k = 8 * (m % 2), col = 8 * (m / 2);
+    static_assert(S::M == 16 && S::N == 8 && S::K == 16, "ldmatrix fragments: m16n8k16");
+}
+
+template <class S>
+AOT_DEV void aot_frag_a(S, const unsigned short *t, int ld, int r0, int k0, int lane, unsigned short (&a)[S::A])
+{
+    aot_nv_check_shape<S>();
+    const int m = lane / 8;
+    unsigned x[4];
+    aot_nv_ldmatrix_x4(t + aot_nv_swz(r0 + 8 * (m % 2) + lane % 8, k0 + 8 * (m / 2), ld), false, x);
 #pragma unroll
-    for (int t = 0; t < NT; t += 2) {
+    for (int j = 0; j < 4; j++) a[2 * j] = (unsigned short)x[j], a[2 * j + 1] = (unsigned short)(x[j] >> 16);
+}
+
+template <class S, int NT, bool BY_ROWS>
+AOT_DEV void aot_nv_frag_b(const unsigned short *t, int ld, int k0, int c0, int lane, unsigned short (&b)[NT][S::B])
+{
+    aot_nv_check_shape<S>();
+    static_assert(NT % 2 == 0, "ldmatrix B fragments: pairs of tiles");
+    const int m = lane / 8, k = k0 + 8 * (m % 2), r = lane % 8;
+#pragma unroll
+    for (int n = 0; n < NT; n += 2) {
+        const int c = c0 + 8 * n + 8 * (m / 2);
         unsigned x[4];
-        aot_nv_ldmatrix_x4(BY_ROWS ? p + (k + r) * ld + 8 * t + col : p + (8 * t + col + r) * ld + k, BY_ROWS, x);
+        aot_nv_ldmatrix_x4(t + (BY_ROWS ? aot_nv_swz(k + r, c, ld) : aot_nv_swz(c + r, k, ld)), BY_ROWS, x);
 #pragma unroll
-        for (int j = 0; j < 4; j++) b[t + j / 2][2 * (j % 2)] = (unsigned short)x[j], b[t + j / 2][2 * (j % 2) + 1] = (unsigned short)(x[j] >> 16);
+        for (int j = 0; j < 4; j++)
+            b[n + j / 2][2 * (j % 2)] = (unsigned short)x[j], b[n + j / 2][2 * (j % 2) + 1] = (unsigned short)(x[j] >> 16);
     }
 }
 template <class S, int NT>
-AOT_DEV void aot_frag_b_cols(S, const unsigned short *p, int ld, int lane, unsigned short (&b)[NT][S::B])
+AOT_DEV void aot_frag_b_cols(S, const unsigned short *t, int ld, int k0, int c0, int lane, unsigned short (&b)[NT][S::B])
 {
-    aot_nv_frag_b<S, NT, false>(p, ld, lane, b);
+    aot_nv_frag_b<S, NT, false>(t, ld, k0, c0, lane, b);
 }
 template <class S, int NT>
-AOT_DEV void aot_frag_b_rows(S, const unsigned short *p, int ld, int lane, unsigned short (&b)[NT][S::B])
+AOT_DEV void aot_frag_b_rows(S, const unsigned short *t, int ld, int k0, int c0, int lane, unsigned short (&b)[NT][S::B])
 {
-    aot_nv_frag_b<S, NT, true>(p, ld, lane, b);
+    aot_nv_frag_b<S, NT, true>(t, ld, k0, c0, lane, b);
 }
 #endif
 
