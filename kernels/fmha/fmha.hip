@@ -403,10 +403,12 @@ AOT_DEV void q_frag(const aot_fmha_kargs &a, const fmha_block &k, const aot_u16 
     }
 }
 
-/* S = Q K^T for the tile's keys, in log2 units, masked to -inf where a key is not visible. */
+/* S = Q K^T for the tile's keys, masked to -inf where a key is not visible. In log2 units
+ * once multiplied by the returned factor: without a soft cap (and with a positive scale) the
+ * softmax folds scale * log2 e into its exp2 arguments (one fma), else it is applied here. */
 template <class S, int D, int NS, int F16>
-AOT_DEV void scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, const aot_u16 *Qs, const aot_u16 *Ks,
-                         float (&sc)[NS][S::C])
+AOT_DEV float scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, const aot_u16 *Qs, const aot_u16 *Ks,
+                          float (&sc)[NS][S::C])
 {
     zero<NS, S::C>(sc);
 #pragma unroll
@@ -421,47 +423,73 @@ AOT_DEV void scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, c
         }
     }
     const float log2e = 1.4426950408889634f, scale2 = a.scale * log2e;
+    float mul = 1.0f;
     if (a.softcap > 0.0f) /* one test for the tile: per element it becomes a branch each */
 #pragma unroll
         for (int n = 0; n < NS; n++)
 #pragma unroll
             for (int i = 0; i < S::C; i++) sc[n][i] = score(a, sc[n][i]) * log2e;
+    else if (scale2 > 0.0f)
+        mul = scale2; /* order-preserving: the row max may be taken before scaling */
     else
 #pragma unroll
         for (int n = 0; n < NS; n++)
 #pragma unroll
             for (int i = 0; i < S::C; i++) sc[n][i] *= scale2;
     if (!all_visible(a, k.s, k.rw, k.rw + S::M - 1, j0, NS * S::N)) mask<S, NS>(a, k, j0, sc);
+    return mul;
 }
 
-/* The online softmax of one step: the new row maxima (m), the factors the old accumulators are
- * scaled by (alpha), this lane's share of the row sums (l) and P packed in pairs (pp). */
+/* Per row slot, the max (or sum) of a lane's values of NS tiles, as a tree: a chain of NS * C
+ * dependent operations would wait on each one's latency. */
 template <class S, int NS>
-AOT_DEV void softmax_step(int f16, const float (&sc)[NS][S::C], float (&m)[S::C_ROWS], float (&l)[S::C_ROWS],
+AOT_DEV void slot_reduce(const float (&v)[NS][S::C], bool max, float (&out)[S::C_ROWS])
+{
+    float t[NS][S::C_ROWS];
+#pragma unroll
+    for (int n = 0; n < NS; n++) {
+#pragma unroll
+        for (int r = 0; r < S::C_ROWS; r++) t[n][r] = max ? -AOT_INF : 0.0f;
+#pragma unroll
+        for (int i = 0; i < S::C; i++) t[n][S::c_slot(i)] = max ? aot_fmaxf(t[n][S::c_slot(i)], v[n][i]) : t[n][S::c_slot(i)] + v[n][i];
+    }
+#pragma unroll
+    for (int w = 1; w < NS; w *= 2)
+#pragma unroll
+        for (int n = 0; n + w < NS; n += 2 * w)
+#pragma unroll
+            for (int r = 0; r < S::C_ROWS; r++) t[n][r] = max ? aot_fmaxf(t[n][r], t[n + w][r]) : t[n][r] + t[n + w][r];
+#pragma unroll
+    for (int r = 0; r < S::C_ROWS; r++) out[r] = t[0][r];
+}
+
+/* The online softmax of one step (scores times mul in log2 units): the new row maxima (m),
+ * the factors the old accumulators are scaled by (alpha), this lane's share of the row sums
+ * (l) and P packed in pairs (pp). */
+template <class S, int NS>
+AOT_DEV void softmax_step(int f16, float mul, const float (&sc)[NS][S::C], float (&m)[S::C_ROWS], float (&l)[S::C_ROWS],
                           float (&alpha)[S::C_ROWS], aot_u32 (&pp)[NS][S::C / 2])
 {
-    float mx[S::C_ROWS], base[S::C_ROWS];
-#pragma unroll
-    for (int r = 0; r < S::C_ROWS; r++) mx[r] = m[r];
-#pragma unroll
-    for (int n = 0; n < NS; n++)
-#pragma unroll
-        for (int i = 0; i < S::C; i++) mx[S::c_slot(i)] = aot_fmaxf(mx[S::c_slot(i)], sc[n][i]);
+    float mx[S::C_ROWS], base[S::C_ROWS], sum[S::C_ROWS], p[NS][S::C];
+    slot_reduce<S, NS>(sc, true, mx);
     row_reduce<S>(mx, true);
 #pragma unroll
     for (int r = 0; r < S::C_ROWS; r++) {
-        base[r] = mx[r] == -AOT_INF ? 0.0f : mx[r]; /* a row with nothing visible yet: p = 0 */
-        alpha[r] = aot_exp2_fast(m[r] - base[r]), m[r] = mx[r];
-        l[r] *= alpha[r];
+        const float m_new = aot_fmaxf(m[r], mx[r] * mul);
+        base[r] = m_new == -AOT_INF ? 0.0f : m_new; /* a row with nothing visible yet: p = 0 */
+        alpha[r] = aot_exp2_fast(m[r] - base[r]), m[r] = m_new;
     }
 #pragma unroll
     for (int n = 0; n < NS; n++)
 #pragma unroll
         for (int i = 0; i < S::C; i += 2) {
-            const float p0 = aot_exp2_fast(sc[n][i] - base[S::c_slot(i)]), p1 = aot_exp2_fast(sc[n][i + 1] - base[S::c_slot(i + 1)]);
-            l[S::c_slot(i)] += p0, l[S::c_slot(i + 1)] += p1;
-            pp[n][i / 2] = aot_pack2_16(p0, p1, f16);
+            p[n][i] = aot_exp2_fast(sc[n][i] * mul - base[S::c_slot(i)]);
+            p[n][i + 1] = aot_exp2_fast(sc[n][i + 1] * mul - base[S::c_slot(i + 1)]);
+            pp[n][i / 2] = aot_pack2_16(p[n][i], p[n][i + 1], f16);
         }
+    slot_reduce<S, NS>(p, false, sum);
+#pragma unroll
+    for (int r = 0; r < S::C_ROWS; r++) l[r] = l[r] * alpha[r] + sum[r];
 }
 
 /* O += P V for the tile's keys; P's A fragments are its C fragments, packed in pairs. */
@@ -511,12 +539,16 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a, aot_u16 *Qs, aot_u16 *Ks, aot_u1
         copy_tile<DV, T::KEYS>(vb + j0 * a.v_row, a.v_row, k.s.sk - j0, Vs);
         float sc[NS][S::C], alpha[S::C_ROWS];
         aot_u32 pp[NS][S::C / 2];
-        scores_log2<S, D, NS, F16>(a, k, j0, Qs, Ks, sc);
-        softmax_step<S, NS>(F16, sc, m, l, alpha, pp);
+        const float mul = scores_log2<S, D, NS, F16>(a, k, j0, Qs, Ks, sc);
+        softmax_step<S, NS>(F16, mul, sc, m, l, alpha, pp);
+        bool same = true; /* once the maxima settle, mostly no row of the wave moves */
 #pragma unroll
-        for (int n = 0; n < NO; n++)
+        for (int r = 0; r < S::C_ROWS; r++) same = same && alpha[r] == 1.0f;
+        if (!aot_wave_min_u32(same))
 #pragma unroll
-            for (int i = 0; i < S::C; i++) o[n][i] *= alpha[S::c_slot(i)];
+            for (int n = 0; n < NO; n++)
+#pragma unroll
+                for (int i = 0; i < S::C; i++) o[n][i] *= alpha[S::c_slot(i)];
         aot_copy_async_wait_all();
         aot_sync_block(); /* V is in; every wave is done with K */
         if (j0 + T::KEYS < hi) copy_tile<D, T::KEYS>(kb + (j0 + T::KEYS) * a.k_row, a.k_row, k.s.sk - j0 - T::KEYS, Ks);
