@@ -5,9 +5,7 @@
 
 #include <stdint.h>
 
-#ifndef AOT_FMHA_WAVES
-#define AOT_FMHA_WAVES 4 /* waves per block, 16 query rows each (the fragments' M) */
-#endif
+#define AOT_FMHA_WAVES 4     /* waves per block, 16 query rows each (the fragments' M) */
 #define AOT_FMHA_ROWS 16     /* query rows per wave */
 #define AOT_FMHA_KEYS 32     /* keys per step of the key loop */
 
