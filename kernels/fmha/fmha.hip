@@ -1,16 +1,14 @@
 /* fmha.hip : flash attention forward over packed variable-length sequences (semantics in
  * runtime/include/aiter_aot_fmha.h). One block = 4 waves = 64 query rows of one sequence and one
- * query head; the loop walks the visible keys 32 at a time with an online softmax:
- *   1. K (as is) and V (transposed) of the step are staged in shared memory;
- *   2. S = Q K^T on the matrix units (Q's fragments stay in registers for the whole loop);
- *   3. S goes to shared memory with the scale, the soft cap and the mask applied; each row's max
- *      and sum are taken by W/16 lanes per row and shuffles; P = exp(S - max) is written back in
- *      the input type, and the row's rescale factor beside it;
- *   4. O = O * alpha + P V on the matrix units.
- * Every operand moves through the fragment maps, so the source serves MFMA (wave 64) and
- * mma.sync (warp 32) alike. fp32 accumulation; P is rounded to bf16/fp16 for the second product
- * (as FlashAttention does). This is the first, plain version: no asynchronous copies, no
- * wgmma, shared memory as the exchange between the two products. */
+ * query head; the loop walks the visible keys a tile at a time with an online softmax. Two
+ * forms of one loop, picked by the fragment shape (every operand moves through the fragment
+ * maps of aot_device.h, so no vendor appears here):
+ *   - register path (shapes whose C fragments are the next A fragment: mma.sync): S and P stay
+ *     in registers; K and V arrive by asynchronous copies into swizzled tiles (below);
+ *   - shared-memory path (MFMA, one C column per lane): 32 keys a step; K and V (transposed)
+ *     staged by plain loads, S written to shared memory, each row's max and sum taken by W/16
+ *     lanes with shuffles, P written back in the input type with the row's rescale factor.
+ * fp32 accumulation; P is rounded to bf16/fp16 for the second product (as FlashAttention). */
 #include "aot_device.h"
 #include "fmha_kargs.h"
 
