@@ -8,7 +8,8 @@
  *    expert id among the lanes holding it): the winner is marked taken; lane s keeps round s's
  *    result, so the k outputs of a row are written by k lanes at once.
  * fp16/bf16 logits take a shorter path: logit and expert id packed in one 32-bit key, so each
- * round is a local max, one wave max and a clear (topk_row_packed).
+ * round is a local max, one wave max and a clear, and the weights are computed once at the end
+ * (topk_row_packed).
  * Variants topk_softmax_v<VPT> exist for VPT = 1..32; the runtime picks the smallest with
  * VPT * wave >= experts. */
 #include "aot_device.h"
@@ -91,20 +92,31 @@ AOT_DEV void topk_row(const aot_topk_kargs &a, int row)
 /* ---- 16-bit logits: value and expert id packed in one 32-bit key ----
  * key = order16(logit) << 16 | (0xffff - expert): one unsigned max gives the largest logit and,
  * among equal logits, the lowest expert; a taken or padding entry has key 0. order16 maps fp16
- * or bf16 bits to an unsigned of the same order (NaN as -inf, -0 as +0). */
-AOT_DEV aot_u32 order16(aot_u32 h, int bf16)
+ * or bf16 bits to an unsigned of the same order (NaN as -inf, -0 as +0). BF16 is a constant
+ * (one instantiation per type): a run-time flag would compute both conversions every time. */
+template <int BF16>
+AOT_DEV aot_u32 order16(aot_u32 h)
 {
-    aot_u32 ninf = bf16 ? 0xff80u : 0xfc00u, exp_mask = bf16 ? 0x7f80u : 0x7c00u;
-    aot_u32 man_mask = bf16 ? 0x007fu : 0x03ffu;
+    const aot_u32 ninf = BF16 ? 0xff80u : 0xfc00u, exp_mask = BF16 ? 0x7f80u : 0x7c00u;
+    const aot_u32 man_mask = BF16 ? 0x007fu : 0x03ffu;
     if ((h & exp_mask) == exp_mask && (h & man_mask)) h = ninf; /* NaN */
     if (h == 0x8000u) h = 0;
     return (h & 0x8000u) ? (~h & 0xffffu) : (h | 0x8000u);
 }
 
-AOT_DEV float key_logit(aot_u32 key, int bf16)
+/* The logit as the kernel ranks it: NaN as -inf. */
+template <int BF16>
+AOT_DEV float logit16(aot_u16 h)
 {
-    aot_u32 o = key >> 16, h = (o & 0x8000u) ? (o & 0x7fffu) : (~o & 0xffffu);
-    return bf16 ? aot_bf16_to_f32((aot_u16)h) : aot_f16_to_f32((aot_u16)h);
+    const float x = BF16 ? aot_bf16_to_f32(h) : aot_f16_to_f32(h);
+    return x != x ? -AOT_INF : x;
+}
+
+template <int BF16>
+AOT_DEV float key_logit(aot_u32 key)
+{
+    const aot_u32 o = key >> 16, h = (o & 0x8000u) ? (o & 0x7fffu) : (~o & 0xffffu);
+    return logit16<BF16>((aot_u16)h);
 }
 
 template <int VPT>
@@ -116,37 +128,38 @@ AOT_DEV aot_u32 local_max(const aot_u32 (&key)[VPT])
     return m;
 }
 
-template <int VPT>
+/* Each round only takes the wave max of the keys and clears the winner; lane s keeps round s's
+ * key, and the k weights are computed once at the end, one per lane. */
+template <int VPT, int BF16>
 AOT_DEV void topk_row_packed(const aot_topk_kargs &a, int row)
 {
-    const int lane = aot_lane(), E = a.experts, bf16 = a.dtype == AOT_GATING_BF16;
+    const int lane = aot_lane(), E = a.experts;
     const aot_u16 *g = (const aot_u16 *)a.gating + (aot_i64)row * a.row_stride;
     aot_u32 key[VPT];
     float v[VPT];
 #pragma unroll
     for (int j = 0; j < VPT; j++) {
-        int e = j * AOT_WAVE + lane;
-        key[j] = e < E ? order16(g[e], bf16) << 16 | (0xffffu - (aot_u32)e) : 0u;
-        v[j] = key_logit(key[j] | 0xffffu, bf16); /* the logit as the kernel ranks it */
+        const int e = j * AOT_WAVE + lane;
+        const aot_u16 h = e < E ? g[e] : (aot_u16)0;
+        key[j] = e < E ? order16<BF16>(h) << 16 | (0xffffu - (aot_u32)e) : 0u;
+        v[j] = e < E ? logit16<BF16>(h) : -AOT_INF; /* padding: numerator 0 */
     }
     aot_u32 best = aot_wave_max_u32(local_max(key));
-    const float mx = key_logit(best, bf16);
+    const float mx = key_logit<BF16>(best);
     float sum = 0.0f;
 #pragma unroll
-    for (int j = 0; j < VPT; j++) sum += j * AOT_WAVE + lane < E ? numerator(v[j], mx) : 0.0f;
+    for (int j = 0; j < VPT; j++) sum += numerator(v[j], mx);
     sum = aot_wave_sum_f32(sum);
     const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-    float my_w = 0.0f, chosen_sum = 0.0f;
-    int my_id = 0;
+    aot_u32 mine = 0;
     for (int s = 0; s < a.k; s++) {
         if (s > 0) best = aot_wave_max_u32(local_max(key));
 #pragma unroll
         for (int j = 0; j < VPT; j++) key[j] = key[j] == best ? 0u : key[j];
-        float w = numerator(key_logit(best, bf16), mx) * inv;
-        chosen_sum += w;
-        if (lane == s) my_w = w, my_id = (int)(0xffffu - (best & 0xffffu));
+        mine = lane == s ? best : mine;
     }
-    write_row(a, row, lane, my_w, my_id, chosen_sum);
+    const float w = lane < a.k ? numerator(key_logit<BF16>(mine), mx) * inv : 0.0f;
+    write_row(a, row, lane, w, (int)(0xffffu - (mine & 0xffffu)), aot_wave_sum_f32(w));
 }
 
 template <int VPT>
@@ -155,7 +168,8 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
     int row = aot_block_x() * (AOT_TOPK_BLOCK / AOT_WAVE) + aot_thread_x() / AOT_WAVE;
     if (row >= a.tokens) return; /* whole waves leave together */
     if (a.dtype == AOT_GATING_F32) topk_row<VPT>(a, row);
-    else topk_row_packed<VPT>(a, row);
+    else if (a.dtype == AOT_GATING_BF16) topk_row_packed<VPT, 1>(a, row);
+    else topk_row_packed<VPT, 0>(a, row);
 }
 
 #define TOPK_VARIANT(vpt)                                                                      \
