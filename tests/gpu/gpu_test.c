@@ -99,17 +99,20 @@ static void *read_file(const char *path, size_t *n)
     return p;
 }
 
-static int mma_on_gpu(void *fn, const uint16_t *a, const uint16_t *b, const float *c, float *d, int f16)
+/* d gets D, then the group-map and fragment-load checks (0 = agree). */
+static int mma_on_gpu(void *fn, const uint16_t *a, const uint16_t *b, const float *c, const uint16_t *tile, float *d, int f16)
 {
     const harness_mem g = cuda_mem(NULL);
     const mma_shape s = {"m16n8k16", 16, 8, 16};
     size_t na = (size_t)s.m * s.k * 2, nb = (size_t)s.k * s.n * 2, nc = (size_t)s.m * s.n * 4;
-    void *da = g.alloc(na), *db = g.alloc(nb), *dc = g.alloc(nc), *dd = g.alloc(nc + 4); /* + the group-map check */
-    aot_mma_probe_args p = {da, db, dc, dd, f16, 0};
+    size_t nt = AOT_PROBE_TILE * AOT_PROBE_TILE * 2;
+    void *da = g.alloc(na), *db = g.alloc(nb), *dc = g.alloc(nc), *dd = g.alloc(nc + 8), *dt = g.alloc(nt);
+    aot_mma_probe_args p = {da, db, dc, dd, f16, 0, dt};
     void *params[] = {&p};
-    int rc = !da || !db || !dc || !dd || g.upload(da, a, na) || g.upload(db, b, nb) || g.upload(dc, c, nc) ||
-             cu.launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL) || g.sync() || g.download(d, dd, nc);
-    g.release(da), g.release(db), g.release(dc), g.release(dd);
+    int rc = !da || !db || !dc || !dd || !dt || g.upload(da, a, na) || g.upload(db, b, nb) || g.upload(dc, c, nc) ||
+             g.upload(dt, tile, nt) || cu.launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL) || g.sync() ||
+             g.download(d, dd, nc + 8);
+    g.release(da), g.release(db), g.release(dc), g.release(dd), g.release(dt);
     return rc;
 }
 
@@ -125,19 +128,22 @@ static void mma_cases(const char *cubin, harness_tally *t)
     }
     const mma_shape s = {"m16n8k16", 16, 8, 16};
     double worst_hw = 0, worst_diff = 0;
-    int cases = 0, bad = 0;
+    int cases = 0, bad = 0, loads_bad = 0;
     for (int f16 = 0; f16 < 2; f16++)
         for (uint64_t seed = 0; seed < 100; seed++, cases++) {
-            uint16_t a[16 * 16], b[16 * 8];
-            float c[16 * 8], hw[16 * 8], emu[16 * 8 + 1];
+            uint16_t a[16 * 16], b[16 * 8], tile[AOT_PROBE_TILE * AOT_PROBE_TILE];
+            float c[16 * 8], hw[16 * 8 + 2], emu[16 * 8 + 2];
             mma_case_inputs(&s, f16, 9000 + seed + 1000 * f16, a, b, c, hw);
+            for (int j = 0; j < AOT_PROBE_TILE * AOT_PROBE_TILE; j++) tile[j] = (uint16_t)(j ^ seed * 0x1357); /* distinct */
             ref_poison(emu, sizeof emu);
-            aot_mma_probe_args p = {a, b, c, emu, f16, 0};
+            ref_poison(hw, sizeof hw);
+            aot_mma_probe_args p = {a, b, c, emu, f16, 0, tile};
             char err[256] = "";
-            if (mma_on_gpu(fn, a, b, c, hw, f16) || emu_launch(mma_probe_m16n8k16_emu, &p, 1, 32, 32, err, sizeof err)) {
+            if (mma_on_gpu(fn, a, b, c, tile, hw, f16) || emu_launch(mma_probe_m16n8k16_emu, &p, 1, 32, 32, err, sizeof err)) {
                 bad++;
                 continue;
             }
+            loads_bad += hw[16 * 8 + 1] != 0.0f || emu[16 * 8 + 1] != 0.0f;
             double e = mma_case_error(&s, f16, a, b, c, hw), diff = mma_case_distance(&s, f16, a, b, c, hw, emu);
             worst_hw = e > worst_hw ? e : worst_hw;
             worst_diff = diff > worst_diff ? diff : worst_diff;
@@ -147,6 +153,9 @@ static void mma_cases(const char *cubin, harness_tally *t)
     printf("%-4s mma.sync m16n8k16 bf16+f16, %d random cases: max |hw - fp64| %.3g, |hw - emulator| %.3g of the "
            "magnitudes (limit %.3g)\n", ok ? "ok" : "FAIL", cases, worst_hw, worst_diff, MMA_HW_TOL);
     t->passed += ok, t->failed += !ok;
+    printf("%-4s fragment loads from a swizzled shared tile (ldmatrix, .trans) agree with the maps in %d of %d cases\n",
+           loads_bad ? "FAIL" : "ok", cases - loads_bad, cases);
+    t->passed += !loads_bad, t->failed += !!loads_bad;
     free(image);
 }
 

@@ -6,11 +6,16 @@
 
 #include <stdint.h>
 
+#define AOT_PROBE_TILE 64 /* the fragment-load check's tile: 64 x 64 16-bit values */
+
 typedef struct {
     const uint16_t *a, *b;
     const float *c;
-    float *d;                   /* [M][N], then one float: 0 when the lane-group maps agree */
+    float *d;                   /* [M][N], then two floats: 0 when the lane-group maps agree,
+                                 * 0 when the fragment loads from a swizzled tile agree with
+                                 * the maps (else 1 + the first failing lane) */
     int32_t f16, reserved; /* f16 = 1: fp16 inputs, else bf16 */
+    const uint16_t *tile;       /* [64][64] values for the fragment-load check */
 } aot_mma_probe_args;
 
 #endif

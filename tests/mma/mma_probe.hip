@@ -1,7 +1,8 @@
 /* mma_probe.hip : one kernel per matrix shape the target has. Each lane loads its fragments
  * through the shape's maps, issues the instruction once, and stores its part of D. Built for
  * the AMD targets (the tests look for the MFMA instructions in the code objects), for sm_90a
- * (tests/gpu runs it against the emulator) and for the host emulator (tests/mma). */
+ * (tests/gpu runs it against the emulator) and for the host emulator (tests/mma). Each probe
+ * also checks the layer's fragment loads from a swizzled shared tile. */
 #include "aot_device.h"
 #include "mma_probe.h"
 
@@ -47,11 +48,39 @@ AOT_DEV int group_maps_ok(void)
     return 0;
 }
 
+/* The fragment loads (aot_frag_a, aot_frag_b_cols, aot_frag_b_rows: ldmatrix on NVIDIA, the
+ * maps elsewhere) from a swizzled shared tile agree with reading the plain tile through the
+ * maps, at offsets that are not 0: 0 when they do, else 1 + the first failing lane. */
+template <class S>
+AOT_DEV int frag_loads_ok(const aot_u16 *g)
+{
+    constexpr int T = AOT_PROBE_TILE, R0 = 16, K0 = 8, C0 = T - 2 * S::N;
+    AOT_SHARED(aot_u16x8, tile8, T * T / 8);
+    aot_u16 *t = (aot_u16 *)tile8;
+    for (int i = aot_thread_x(); i < T * T; i += AOT_WAVE) t[aot_swz(i / T, i % T, T)] = g[i];
+    aot_sync_block();
+    const int lane = aot_lane();
+    bool bad = false;
+    aot_u16 a[S::A], b[2][S::B];
+    aot_frag_a(S(), t, T, R0, K0, lane, a);
+    for (int i = 0; i < S::A; i++) bad |= a[i] != g[(R0 + S::a_row(lane, i)) * T + K0 + S::a_k(lane, i)];
+    aot_frag_b_cols(S(), t, T, K0, C0, lane, b); /* (k, c) in row c, column k */
+    for (int n = 0; n < 2; n++)
+        for (int i = 0; i < S::B; i++) bad |= b[n][i] != g[(C0 + n * S::N + S::b_col(lane, i)) * T + K0 + S::b_k(lane, i)];
+    aot_frag_b_rows(S(), t, T, K0, C0, lane, b); /* (k, c) in row k, column c */
+    for (int n = 0; n < 2; n++)
+        for (int i = 0; i < S::B; i++) bad |= b[n][i] != g[(K0 + S::b_k(lane, i)) * T + C0 + n * S::N + S::b_col(lane, i)];
+    const aot_u32 first = aot_wave_min_u32(bad ? (aot_u32)lane : 0xffffffffu);
+    return first == 0xffffffffu ? 0 : 1 + (int)first;
+}
+
 #define MMA_PROBE(name, shape)                                                                 \
     AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_WAVE) void mma_probe_##name(aot_mma_probe_args p)         \
     {                                                                                          \
         mma_probe<shape>(p);                                                                   \
-        if (aot_thread_x() == 0) p.d[shape::M * shape::N] = (float)group_maps_ok<shape>();      \
+        const int frag = frag_loads_ok<shape>(p.tile);                                         \
+        if (aot_thread_x() == 0)                                                               \
+            p.d[shape::M * shape::N] = (float)group_maps_ok<shape>(), p.d[shape::M * shape::N + 1] = (float)frag; \
     }                                                                                          \
     AOT_EMU_ENTRY(mma_probe_##name, aot_mma_probe_args)
 

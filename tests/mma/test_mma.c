@@ -42,14 +42,18 @@ int main(void)
             for (int rep = 0; rep < 3; rep++) {
                 const mma_shape *s = &shapes[i].s;
                 uint16_t a[32 * 32], b[32 * 32];
-                float c[32 * 32], d[32 * 32 + 1]; /* d[m*n]: the group-map check */
+                float c[32 * 32], d[32 * 32 + 2]; /* d[m*n], d[m*n+1]: the map and load checks */
+                uint16_t tile[AOT_PROBE_TILE * AOT_PROBE_TILE];
                 mma_case_inputs(s, f16, seed++, a, b, c, d);
-                aot_mma_probe_args p = {a, b, c, d, f16, 0};
+                for (int j = 0; j < AOT_PROBE_TILE * AOT_PROBE_TILE; j++) tile[j] = (uint16_t)(j ^ rep * 0x1357); /* distinct */
+                aot_mma_probe_args p = {a, b, c, d, f16, 0, tile};
                 char err[256] = "";
                 int rc = emu_launch(shapes[i].fn, &p, 1, AOT_EMU_WAVE, AOT_EMU_WAVE, err, sizeof err);
                 double e = rc ? 1.0 / 0.0 : mma_case_error(s, f16, a, b, c, d);
-                int ok = rc == 0 && e <= EXACT_TOL && d[s->m * s->n] == 0.0f;
-                if (rc == 0 && d[s->m * s->n] != 0.0f) snprintf(err, sizeof err, "group maps disagree at lane %d", (int)d[s->m * s->n] - 1);
+                const float maps = d[s->m * s->n], loads = d[s->m * s->n + 1];
+                int ok = rc == 0 && e <= EXACT_TOL && maps == 0.0f && loads == 0.0f;
+                if (rc == 0 && maps != 0.0f) snprintf(err, sizeof err, "group maps disagree at lane %d", (int)maps - 1);
+                if (rc == 0 && loads != 0.0f) snprintf(err, sizeof err, "fragment loads disagree at lane %d", (int)loads - 1);
                 ok ? pass++ : fail++;
                 printf("%-4s %-9s %s wave %d: max error %.3g of the magnitudes (limit %.3g) %s\n", ok ? "ok" : "FAIL",
                        s->name, f16 ? "f16 " : "bf16", AOT_EMU_WAVE, e, EXACT_TOL, err);
