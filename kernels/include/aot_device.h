@@ -260,6 +260,22 @@ AOT_DEV float aot_from_order_key(aot_u32 k)
     return aot_f32_from_bits((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
 }
 
+/* Among the lanes of the wave holding the same v: *rank = how many of them come before this
+ * lane, *count = how many there are (this one included). Every lane must call it. A vendor
+ * with a match instruction defines AOT_WAVE_PEERS and its own; here one shuffle per lane. */
+#if !defined(AOT_WAVE_PEERS)
+AOT_DEV void aot_wave_peers(int v, int *rank, int *count)
+{
+    const int lane = aot_lane();
+    int r = 0, n = 0;
+    for (int j = 0; j < AOT_WAVE; j++) {
+        const int same = aot_shfl_i32(v, j) == v;
+        r += same && j < lane, n += same;
+    }
+    *rank = r, *count = n;
+}
+#endif
+
 /* Inclusive prefix sum across the wave. */
 AOT_DEV int aot_wave_inclusive_scan_i32(int v)
 {

@@ -27,6 +27,16 @@ AOT_DEV unsigned aot_wave_max_u32(unsigned v) { return __reduce_max_sync(0xfffff
 AOT_DEV unsigned aot_wave_min_u32(unsigned v) { return __reduce_min_sync(0xffffffffu, v); }
 #endif
 
+/* sm_70+ finds the lanes holding the same value in one instruction (match.any). */
+#if __CUDA_ARCH__ >= 700
+#define AOT_WAVE_PEERS 1
+AOT_DEV void aot_wave_peers(int v, int *rank, int *count)
+{
+    const unsigned m = __match_any_sync(0xffffffffu, v), before = (1u << (threadIdx.x & 31u)) - 1u;
+    *rank = __popc(m & before), *count = __popc(m);
+}
+#endif
+
 /* ---- matrix fragments: mma.sync m16n8k16 (sm_80+; layout in aot_mma_sync.h) ---- */
 #if __CUDA_ARCH__ >= 800
 #define AOT_MMA_SYNC 1

@@ -7,7 +7,9 @@
  *  3. moe_sort_experts    one block: mask, padding and exclusive scan over experts -> segment
  *                         starts, sorted_expert_ids, padding entries and num_valid_ids;
  *  4. moe_sort_scatter    per chunk, each expert's pairs in (token, slot) order to their place.
- * Every step is deterministic; no atomics. */
+ * Counting and scattering walk a chunk's pairs in order, a wave's width at a time, finding the
+ * lanes with the same expert in one wave operation (rank_pairs). Every step is deterministic;
+ * no atomics. */
 #include "aot_device.h"
 #include "moe_kargs.h"
 
@@ -23,16 +25,37 @@ AOT_DEV int load_chunk(const aot_moe_sort_kargs &a, int chunk, int *ids_s)
     return pairs;
 }
 
+/* Walks the chunk's pairs in order, a wave's width at a time on wave 0: a pair of expert e
+ * goes to run[e] + (how many earlier pairs of this step have e), then run[e] moves past them,
+ * so each expert's pairs keep their (token, slot) order. place(p, pos) is called for every
+ * pair whose id is an expert. Every thread of the block must call it (the barriers). */
+template <class F>
+AOT_DEV void rank_pairs(const int *ids_s, int pairs, int experts, int *run, F place)
+{
+    const bool w0 = aot_thread_x() < AOT_WAVE;
+    for (int p0 = 0; p0 < pairs; p0 += AOT_WAVE) {
+        const int p = p0 + aot_lane(), id = p < pairs ? ids_s[p] : -1, e = id >= 0 && id < experts ? id : -1;
+        int rank = 0, count = 0, pos = 0;
+        if (w0) aot_wave_peers(e, &rank, &count);
+        if (w0 && e >= 0) pos = run[e] + rank;
+        aot_sync_block(); /* every lane has read run[e] before it moves */
+        if (w0 && e >= 0) {
+            place(p, pos);
+            if (rank == count - 1) run[e] += count;
+        }
+        aot_sync_block();
+    }
+}
+
 AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_sort_count(aot_moe_sort_kargs a)
 {
     AOT_SHARED(int, ids_s, CHUNK_PAIRS);
+    AOT_SHARED(int, run, AOT_MOE_MAX_EXPERTS);
     const int c = aot_block_x();
-    int pairs = load_chunk(a, c, ids_s);
-    for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) {
-        int n = 0;
-        for (int p = 0; p < pairs; p++) n += ids_s[p] == e;
-        a.counts[(aot_i64)e * a.chunks + c] = n;
-    }
+    for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) run[e] = 0;
+    int pairs = load_chunk(a, c, ids_s); /* its barrier also covers run */
+    rank_pairs(ids_s, pairs, a.experts, run, [](int, int) {});
+    for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) a.counts[(aot_i64)e * a.chunks + c] = run[e];
     if (a.moe_buf)
         for (aot_i64 w = (aot_i64)c * AOT_MOE_BLOCK + aot_thread_x(); w < a.moe_buf_words;
              w += (aot_i64)a.chunks * AOT_MOE_BLOCK)
@@ -81,19 +104,17 @@ AOT_EMU_ENTRY(moe_sort_experts, aot_moe_sort_kargs)
 AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_sort_scatter(aot_moe_sort_kargs a)
 {
     AOT_SHARED(int, ids_s, CHUNK_PAIRS);
+    AOT_SHARED(int, run, AOT_MOE_MAX_EXPERTS);
     const int c = aot_block_x(), t0 = c * AOT_MOE_CHUNK_TOKENS;
-    int pairs = load_chunk(a, c, ids_s);
-    for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) {
-        int base = a.expert_info[a.experts + e];
-        if (base < 0) continue;
-        int pos = base + a.counts[(aot_i64)e * a.chunks + c];
-        for (int p = 0; p < pairs; p++) {
-            if (ids_s[p] != e) continue;
-            int token = t0 + p / a.k, slot = p % a.k;
-            a.sorted_ids[pos] = (slot << 24) | token;
-            a.sorted_weights[pos] = a.weights[(aot_i64)t0 * a.k + p];
-            pos++;
-        }
+    for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) { /* masked-out experts: below 0 */
+        const int base = a.expert_info[a.experts + e];
+        run[e] = base < 0 ? -0x40000000 : base + a.counts[(aot_i64)e * a.chunks + c];
     }
+    int pairs = load_chunk(a, c, ids_s);
+    rank_pairs(ids_s, pairs, a.experts, run, [&](int p, int pos) {
+        if (pos < 0) return;
+        a.sorted_ids[pos] = (p % a.k) << 24 | (t0 + p / a.k);
+        a.sorted_weights[pos] = a.weights[(aot_i64)t0 * a.k + p];
+    });
 }
 AOT_EMU_ENTRY(moe_sort_scatter, aot_moe_sort_kargs)
