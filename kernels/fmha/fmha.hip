@@ -336,7 +336,7 @@ AOT_DEV void fmha_shared(const aot_fmha_kargs &a)
  * S stays in registers: the row max is reduced over the ROW_LANES lanes of a row with shuffles
  * (the row sum only once, at the end), and P (rounded to the input type) is already the A
  * fragment of P V. Scores are kept in log2 units (scale * log2 e folded in), so each
- * probability is one exp2. K and V tiles ([key][d], rows padded by 16 bytes so the fragment
+ * probability is one exp2. K and V tiles ([key][d], swizzled (aot_swz) so that the fragment
  * loads of 8 rows hit 8 different banks) arrive by asynchronous copies that overlap the
  * products: V of this step during Q K^T and the softmax, K of the next step during P V.
  * Only the steps that cross the diagonal, a window edge or the end of the keys are masked. */
