@@ -389,15 +389,12 @@ AOT_DEV void copy_tile(const aot_u16 *src, aot_i64 stride, int rows, aot_u16 *ti
 template <class S, int D>
 AOT_DEV void q_frag(const aot_fmha_kargs &a, const fmha_block &k, const aot_u16 *Qs, int ks, aot_u16 (&af)[S::A])
 {
+    static_assert(fmha_reg_tiles<D, D>::Q_SHARED == q_frags<S, D>::IN_REGS, "Q leaves registers where it leaves shared memory");
     if constexpr (fmha_reg_tiles<D, D>::Q_SHARED) {
         aot_frag_a(S(), Qs, D, k.rw - k.rb, ks * S::K, k.lane, af);
     } else {
         (void)Qs;
-#pragma unroll
-        for (int i = 0; i < S::A; i += 2) {
-            const aot_u32 x = q_pair<S, D>(a, k, ks, i);
-            af[i] = (aot_u16)x, af[i + 1] = (aot_u16)(x >> 16);
-        }
+        q_fragment<S, D>(a, k, q_frags<S, D>(), ks, af); /* holds nothing above d = 128: re-reads */
     }
 }
 

@@ -32,7 +32,7 @@ AOT_DEV unsigned aot_wave_min_u32(unsigned v) { return __reduce_min_sync(0xfffff
 #define AOT_WAVE_PEERS 1
 AOT_DEV void aot_wave_peers(int v, int *rank, int *count)
 {
-    const unsigned m = __match_any_sync(0xffffffffu, v), before = (1u << (threadIdx.x & 31u)) - 1u;
+    const unsigned m = __match_any_sync(0xffffffffu, v), before = (1u << aot_lane()) - 1u;
     *rank = __popc(m & before), *count = __popc(m);
 }
 #endif
