@@ -2,7 +2,10 @@
 stream) side by side with PyTorch's scaled_dot_product_attention (FLASH_ATTENTION and
 CUDNN_ATTENTION backends) and aten._flash_attention_forward (varlen), same inputs, one process.
 bf16, d = 128, 8 sequences x 4096, 32 heads, causal and not. CUDA events, median; TFLOP/s =
-4 b h s_q s_k d, halved for causal. Usage: python3 bench/bench_fmha.py LIBAITER_AOT_SO OUT_DIR"""
+4 b h s_q s_k d, halved for causal. Then every head dim (64, 128, 192/128, 256) at the same shape,
+ours against the flash backend where d = d_v, and against other builds of the library named with
+--compare NAME=PATH (an earlier commit's, say), each loaded into this process.
+Usage: python3 bench/bench_fmha.py LIBAITER_AOT_SO OUT_DIR [--compare NAME=PATH ...]"""
 import ctypes as C
 import json
 import os
@@ -18,6 +21,11 @@ from bench_moe import bench  # noqa: E402
 
 lib = A.load(sys.argv[1])
 out_dir = sys.argv[2] if len(sys.argv) > 2 else "."
+others = []  # (name, library) from --compare NAME=PATH
+for i, a in enumerate(sys.argv[3:-1], 3):
+    if a == "--compare":
+        name, path = sys.argv[i + 1].split("=", 1)
+        others.append((name, A.load(path)))
 dev = torch.device("cuda")
 I32, P = C.c_int32, C.c_void_p
 
@@ -31,7 +39,41 @@ class FmhaArgs(C.Structure):
                 ("causal", I32), ("window_left", I32), ("window_right", I32)]
 
 
-lib.aiter_aot_fmha_varlen_fwd.argtypes = [C.POINTER(FmhaArgs), P]
+for x in [lib] + [o[1] for o in others]:
+    x.aiter_aot_fmha_varlen_fwd.argtypes = [C.POINTER(FmhaArgs), P]
+
+
+def run_ours(lib_, q, k, v, out, lse, cu, b, s, h, d, dv, causal):
+    """A callable that runs lib_'s fmha on the tensors (k, v with h heads too; rows dense)."""
+    args = FmhaArgs(C.sizeof(FmhaArgs), q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(),
+                    cu.data_ptr(), cu.data_ptr(), 2, b, b * s, h, h, d, dv, s, 0, 0, 0, 0, d ** -0.5, 0.0,
+                    int(causal), -1, -1)
+    return lambda _: A.check(lib_, lib_.aiter_aot_fmha_varlen_fwd(args, torch.cuda.current_stream().cuda_stream), "fmha")
+
+
+def head_dims(b, s, h):
+    """Every head dim: ours (and each --compare build) and, where d = d_v, the flash backend."""
+    rows = []
+    for d, dv in ((64, 64), (128, 128), (192, 128), (256, 256)):
+        q, k = (torch.randn(b * s, h, d, device=dev, dtype=torch.bfloat16) for _ in range(2))
+        v = torch.randn(b * s, h, dv, device=dev, dtype=torch.bfloat16)
+        out = torch.empty(b * s, h, dv, device=dev, dtype=torch.bfloat16)
+        lse = torch.empty(h, b * s, device=dev)
+        cu = torch.arange(0, (b + 1) * s, s, device=dev, dtype=torch.int32)
+        q4, k4, v4 = (x.view(b, s, h, -1).transpose(1, 2) for x in (q, k, v))
+        for causal in (False, True):
+            flops = 2 * b * h * s * s * (d + dv) / (2 if causal else 1)
+            res = {"d": d, "dv": dv, "causal": causal}
+            for name, l in [("ours", lib)] + others:
+                res[name + "_tflops"] = flops / (bench(run_ours(l, q, k, v, out, lse, cu, b, s, h, d, dv, causal), [0], reps=10) * 1e-6) / 1e12
+            if d == dv:
+                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                    us = bench(lambda _: torch.nn.functional.scaled_dot_product_attention(q4, k4, v4, is_causal=causal), [0], reps=10)
+                res["flash_tflops"] = flops / (us * 1e-6) / 1e12
+            rows.append(res)
+            print("  d %3d/%3d causal=%-5s " % (d, dv, causal) + ", ".join(f"{key[:-7]} {val:.1f}" for key, val in res.items() if key.endswith("_tflops"))
+                  + (f"; ours / flash = {res['ours_tflops'] / res['flash_tflops']:.2f}" if d == dv else ""))
+    return rows
 
 
 def main():
@@ -45,10 +87,7 @@ def main():
     q4, k4, v4 = (x.view(b, s, h, d).transpose(1, 2) for x in (q, k, v))
     rows = []
     for causal in (False, True):
-        args = FmhaArgs(C.sizeof(FmhaArgs), q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(),
-                        cu.data_ptr(), cu.data_ptr(), 2, b, b * s, h, h, d, d, s, 0, 0, 0, 0, d ** -0.5, 0.0,
-                        int(causal), -1, -1)
-        ours = lambda _: A.check(lib, lib.aiter_aot_fmha_varlen_fwd(args, torch.cuda.current_stream().cuda_stream), "fmha")  # noqa: E731
+        ours = run_ours(lib, q, k, v, out, lse, cu, b, s, h, d, d, causal)
         ours(0)
         ref = torch.nn.functional.scaled_dot_product_attention(q4, k4, v4, is_causal=causal)
         torch.cuda.synchronize()
@@ -76,8 +115,10 @@ def main():
               f"{tf['flash_tflops']:.1f}, cuDNN {tf['cudnn_tflops']:.1f}, aten varlen {tf['aten_varlen_tflops']:.1f}; "
               f"ours / flash = {tf['ours_tflops'] / tf['flash_tflops']:.2f}, ours / cuDNN = "
               f"{tf['ours_tflops'] / tf['cudnn_tflops']:.2f}; relative error vs SDPA {err:.2e}")
+    print(f"head dims (TFLOP/s = 2 b h s_q s_k (d + d_v), halved for causal; {b} x {s} tokens, {h} heads, bf16):")
+    dims = head_dims(b, s, h)
     with open(os.path.join(out_dir, "bench_fmha.json"), "w") as f:
-        json.dump({"device": name, "date": time.strftime("%Y-%m-%d"), "rows": rows}, f, indent=1)
+        json.dump({"device": name, "date": time.strftime("%Y-%m-%d"), "rows": rows, "head_dims": dims}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
  * forms of one loop, picked by the fragment shape (every operand moves through the fragment
  * maps of aot_device.h, so no vendor appears here):
  *   - register path (shapes whose C fragments are the next A fragment: mma.sync): S and P stay
- *     in registers; K and V arrive by asynchronous copies into swizzled tiles (below);
+ *     in registers; K and V arrive by asynchronous copies into swizzled tiles, and the products
+ *     are the layer's warp-group products (the 4 waves together; wgmma on sm_90a) (below);
  *   - shared-memory path (MFMA, one C column per lane): 32 keys a step; K and V (transposed)
  *     staged by plain loads, S written to shared memory, each row's max and sum taken by W/16
  *     lanes with shuffles, P written back in the input type with the row's rescale factor.
@@ -336,9 +337,11 @@ AOT_DEV void fmha_shared(const aot_fmha_kargs &a)
  * S stays in registers: the row max is reduced over the ROW_LANES lanes of a row with shuffles
  * (the row sum only once, at the end), and P (rounded to the input type) is already the A
  * fragment of P V. Scores are kept in log2 units (scale * log2 e folded in), so each
- * probability is one exp2. K and V tiles ([key][d], swizzled (aot_swz) so that the fragment
- * loads of 8 rows hit 8 different banks) arrive by asynchronous copies that overlap the
- * products: V of this step during Q K^T and the softmax, K of the next step during P V.
+ * probability is one exp2. Q, K and V tiles ([row][d], swizzled: aot_swz) arrive by
+ * asynchronous copies that overlap the products: V of this step during Q K^T and the softmax,
+ * K of the next step during P V. Both products are warp-group products (aot_wg_mma_*): Q K^T
+ * reads Q and K from their tiles, P V takes P from registers and V from its tile; on sm_90a
+ * each k-step is one wgmma, so no Q, K or V fragment passes through registers.
  * Only the steps that cross the diagonal, a window edge or the end of the keys are masked. */
 
 /* Max (or sum) over a row's lanes of the per-slot values. */
@@ -353,11 +356,12 @@ AOT_DEV void row_reduce(float (&v)[S::C_ROWS], bool max)
         }
 }
 
-/* Keys a step, and where Q's fragments come from: up to d = 128 a Q tile in shared memory
- * (the Q, K and V tiles then fill 48 KB at d = 128); above, global memory (through L1). */
+/* Keys a step: as many as let the Q, K and V tiles fit the 48 KB of static shared memory (44
+ * KB at d = 192, 48 KB otherwise). */
 template <int D, int DV>
 struct fmha_reg_tiles {
-    enum { KEYS = D <= 192 ? 64 : 32, Q_SHARED = D <= 128 };
+    enum { KEYS = D <= 128 ? 64 : D <= 192 ? 32 : 16 };
+    static_assert(AOT_FMHA_WAVES * BM == 4 * fmha_mma::M, "the block is one group of 4 waves (warp-group products)");
 };
 
 /* Start copying `rows` token rows of W elements (the rest of the ROWS rows: zeros) into a
@@ -374,28 +378,15 @@ AOT_DEV void copy_tile(const aot_u16 *src, aot_i64 stride, int rows, aot_u16 *ti
         const aot_u16 *p = src + r0 * stride + e;
 #pragma unroll
         for (int c = 0; c < ROWS / R; c++, p += R * stride)
-            aot_copy16_async(tile + aot_swz(r0 + c * R, e, W), r0 + c * R < rows ? p : src, r0 + c * R < rows);
+            aot_copy16_async(tile + aot_swz(r0 + c * R, e, ROWS), r0 + c * R < rows ? p : src, r0 + c * R < rows);
     } else {
 #pragma unroll
         for (int c = 0; c < ROWS * PIECES / THREADS; c++) {
             const int i = c * THREADS + aot_thread_x(), r = i / PIECES, e = i % PIECES * 8;
-            aot_copy16_async(tile + aot_swz(r, e, W), src + (r < rows ? r * stride + e : 0), r < rows);
+            aot_copy16_async(tile + aot_swz(r, e, ROWS), src + (r < rows ? r * stride + e : 0), r < rows);
         }
     }
     aot_copy_async_commit();
-}
-
-/* Q's A fragment for k-step ks: from the Q tile, or from global memory above d = 128. */
-template <class S, int D>
-AOT_DEV void q_frag(const aot_fmha_kargs &a, const fmha_block &k, const aot_u16 *Qs, int ks, aot_u16 (&af)[S::A])
-{
-    static_assert(fmha_reg_tiles<D, D>::Q_SHARED == q_frags<S, D>::IN_REGS, "Q leaves registers where it leaves shared memory");
-    if constexpr (fmha_reg_tiles<D, D>::Q_SHARED) {
-        aot_frag_a(S(), Qs, D, k.rw - k.rb, ks * S::K, k.lane, af);
-    } else {
-        (void)Qs;
-        q_fragment<S, D>(a, k, q_frags<S, D>(), ks, af); /* holds nothing above d = 128: re-reads */
-    }
 }
 
 /* S = Q K^T for the tile's keys, masked to -inf where a key is not visible. In log2 units
@@ -406,17 +397,10 @@ AOT_DEV float scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, 
                           float (&sc)[NS][S::C])
 {
     zero<NS, S::C>(sc);
+    aot_wg_begin(sc);
 #pragma unroll
-    for (int ks = 0; ks < D / S::K; ks++) {
-        aot_u16 af[S::A];
-        q_frag<S, D>(a, k, Qs, ks, af);
-#pragma unroll
-        for (int n = 0; n < NS; n += 2) {
-            aot_u16 bf[2][S::B];
-            aot_frag_b_cols(S(), Ks, D, ks * S::K, n * S::N, k.lane, bf);
-            mma<S>(F16, sc[n], af, bf[0]), mma<S>(F16, sc[n + 1], af, bf[1]);
-        }
-    }
+    for (int ks = 0; ks < D / S::K; ks++) aot_wg_mma_ss<S, F16>(S(), sc, Qs, ks * S::K, Ks, NS * S::N, 0);
+    aot_wg_end(sc);
     const float log2e = 1.4426950408889634f, scale2 = a.scale * log2e;
     float mul = 1.0f;
     if (a.softcap > 0.0f) /* one test for the tile: per element it becomes a branch each */
@@ -488,10 +472,11 @@ AOT_DEV void softmax_step(int f16, float mul, const float (&sc)[NS][S::C], float
 }
 
 /* O += P V for the tile's keys; P's A fragments are its C fragments, packed in pairs. */
-template <class S, int NS, int NO>
-AOT_DEV void pv(int f16, int lane, const aot_u32 (&pp)[NS][S::C / 2], const aot_u16 *Vs, float (&o)[NO][S::C])
+template <class S, int NS, int NO, int F16>
+AOT_DEV void pv(const aot_u32 (&pp)[NS][S::C / 2], const aot_u16 *Vs, float (&o)[NO][S::C])
 {
     constexpr int TPK = S::K / S::N; /* C tiles per k-step */
+    aot_wg_begin(o);
 #pragma unroll
     for (int ks = 0; ks < NS / TPK; ks++) {
         aot_u16 af[S::A];
@@ -500,13 +485,9 @@ AOT_DEV void pv(int f16, int lane, const aot_u32 (&pp)[NS][S::C / 2], const aot_
             const aot_u32 x = pp[ks * TPK + S::c_tile(i)][S::c_elem(i) / 2];
             af[i] = (aot_u16)(S::c_elem(i) % 2 ? x >> 16 : x);
         }
-#pragma unroll
-        for (int n = 0; n < NO; n += 2) {
-            aot_u16 bf[2][S::B];
-            aot_frag_b_rows(S(), Vs, NO * S::N, ks * S::K, n * S::N, lane, bf);
-            mma<S>(f16, o[n], af, bf[0]), mma<S>(f16, o[n + 1], af, bf[1]);
-        }
+        aot_wg_mma_rs<S, F16, true>(S(), o, af, Vs, NS * S::N, ks * S::K, 0);
     }
+    aot_wg_end(o);
 }
 
 /* F16 is the input type as a constant: the matrix instruction depends on it, and a flag read
@@ -522,7 +503,7 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a, aot_u16 *Qs, aot_u16 *Ks, aot_u1
     const aot_u16 *kb = a.k + (aot_i64)k.s.k0 * a.k_row + k.s.hkv * D, *vb = a.v + (aot_i64)k.s.k0 * a.v_row + k.s.hkv * DV;
     int lo, hi;
     block_keys<T::KEYS>(a, k, &lo, &hi);
-    if (T::Q_SHARED) copy_tile<D, BLOCK_ROWS>(a.q + (aot_i64)(k.s.q0 + k.rb) * a.q_row + k.s.h * D, a.q_row, k.s.sq - k.rb, Qs);
+    copy_tile<D, BLOCK_ROWS>(a.q + (aot_i64)(k.s.q0 + k.rb) * a.q_row + k.s.h * D, a.q_row, k.s.sq - k.rb, Qs);
     if (lo < hi) copy_tile<D, T::KEYS>(kb + lo * a.k_row, a.k_row, k.s.sk - lo, Ks);
     float o[NO][S::C], m[S::C_ROWS], l[S::C_ROWS];
     zero<NO, S::C>(o);
@@ -547,7 +528,7 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a, aot_u16 *Qs, aot_u16 *Ks, aot_u1
         aot_copy_async_wait_all();
         aot_sync_block(); /* V is in; every wave is done with K */
         if (j0 + T::KEYS < hi) copy_tile<D, T::KEYS>(kb + (j0 + T::KEYS) * a.k_row, a.k_row, k.s.sk - j0 - T::KEYS, Ks);
-        pv<S, NS, NO>(F16, k.lane, pp, Vs, o);
+        pv<S, NS, NO, F16>(pp, Vs, o);
     }
     aot_copy_async_wait_all(); /* no copy outlives the block (Q's, when no key was visible) */
     row_reduce<S>(l, false);
@@ -569,21 +550,23 @@ AOT_DEV void fmha_body(const aot_fmha_kargs &a)
 {
     if constexpr (fmha_mma::C_TO_A) { /* the tiles are declared here, once for both types */
         typedef fmha_reg_tiles<D, DV> T;
-        AOT_SHARED(aot_u16x8, q_tile, T::Q_SHARED ? AOT_FMHA_WAVES * BM * D / 8 : 1);
-        AOT_SHARED(aot_u16x8, k_tile, T::KEYS * D / 8);
-        AOT_SHARED(aot_u16x8, v_tile, T::KEYS * DV / 8);
-        aot_u16 *Qs = (aot_u16 *)q_tile, *Ks = (aot_u16 *)k_tile, *Vs = (aot_u16 *)v_tile;
+        AOT_SHARED_TILE(Qs, AOT_FMHA_WAVES * BM * D);
+        AOT_SHARED_TILE(Ks, T::KEYS * D);
+        AOT_SHARED_TILE(Vs, T::KEYS * DV);
         if (a.f16) fmha_regs<D, DV, 1>(a, Qs, Ks, Vs);
         else fmha_regs<D, DV, 0>(a, Qs, Ks, Vs);
     }
     else fmha_shared<D, DV>(a);
 }
 
-#define FMHA_VARIANT(name, d, dv)                                                              \
-    AOT_KERNEL AOT_LAUNCH_BOUNDS(THREADS) void name(aot_fmha_kargs a) { fmha_body<d, dv>(a); } \
+/* blocks: how many blocks per multiprocessor the registers are capped for (sm_90a; d = 128 at
+ * 3 blocks, 161 registers, ran 1.27x faster than at 2 (184) on the H200 of 2026-12-03; each
+ * variant's count is the most its shared memory allows without spilling). */
+#define FMHA_VARIANT(name, d, dv, blocks)                                                      \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(THREADS, blocks) void name(aot_fmha_kargs a) { fmha_body<d, dv>(a); } \
     AOT_EMU_ENTRY(name, aot_fmha_kargs)
 
-FMHA_VARIANT(fmha_fwd_d64, 64, 64)
-FMHA_VARIANT(fmha_fwd_d128, 128, 128)
-FMHA_VARIANT(fmha_fwd_d192_128, 192, 128)
-FMHA_VARIANT(fmha_fwd_d256, 256, 256)
+FMHA_VARIANT(fmha_fwd_d64, 64, 64, 4)
+FMHA_VARIANT(fmha_fwd_d128, 128, 128, 3)
+FMHA_VARIANT(fmha_fwd_d192_128, 192, 128, 3)
+FMHA_VARIANT(fmha_fwd_d256, 256, 256, 2)

@@ -6,6 +6,7 @@
 #define AOT_KERNEL extern "C" __attribute__((global))
 #define AOT_DEV static inline __attribute__((device, always_inline))
 #define AOT_LAUNCH_BOUNDS(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
+#define AOT_LAUNCH_BOUNDS_MIN(n, blocks) AOT_LAUNCH_BOUNDS(n) /* the thread bound only: see aot_device.h */
 #define AOT_SHARED(T, name, n) __attribute__((shared)) T name[n]
 
 /* CDNA (gfx9) runs wave64; RDNA would be wave32 and is not a target yet. */
@@ -23,6 +24,14 @@ AOT_DEV void aot_sync_block(void)
     __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
     __builtin_amdgcn_s_barrier();
     __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+}
+
+/* A wave runs in lockstep: ordering its shared-memory accesses is all a wave barrier needs. */
+AOT_DEV void aot_sync_wave(void)
+{
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+    __builtin_amdgcn_wave_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
 }
 
 AOT_DEV int aot_lane(void) { return (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)); }

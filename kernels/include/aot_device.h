@@ -6,9 +6,13 @@
  *   AOT_DEV                a device helper (static, inlined)
  *   AOT_WAVE               lanes per wave, a compile-time constant (64 on CDNA, 32 on NVIDIA)
  *   AOT_LAUNCH_BOUNDS(n)   the kernel runs with at most n threads per block
+ *   AOT_LAUNCH_BOUNDS_MIN(n, blocks)  the same, registers capped so that `blocks` blocks fit on
+ *                          a multiprocessor (NVIDIA; AMD keeps the thread bound only, as its
+ *                          register budget is per wave and no AMD variant should change)
  *   AOT_SHARED(T, name, n) a block-shared array T name[n]
  *   aot_thread_x(), aot_block_x()            thread and block index (x only)
  *   aot_sync_block()       barrier for the block, with shared-memory ordering
+ *   aot_sync_wave()        barrier for the wave, with shared-memory ordering among its lanes
  *   aot_lane()             lane within the wave
  *   aot_shfl_i32(v, src)   v of lane `src` of the same wave (every lane must take part)
  *   aot_exp2_fast(x)       2^x in fp32, hardware approximation (<= 2 ulp on both vendors)
@@ -42,8 +46,9 @@
  *   AOT_MMA_MFMA_GFX950 also aot_mfma_32x32x16, aot_mfma_16x16x32    (gfx950)
  *   AOT_MMA_SYNC        aot_mma_m16n8k16                             (aot_mma_sync.h, sm_80+)
  * Loads and conversions with vendor fast paths (generic versions below): aot_frag_a and
- * aot_frag_b_cols/rows (fragments from swizzled shared tiles, aot_swz), aot_copy16_async
- * (+ commit, wait_all), aot_pack2_16.
+ * aot_frag_b_cols/rows (fragments from swizzled shared tiles, aot_swz), aot_wg_mma_ss/rs
+ * (products of 4 waves with B from a tile), aot_copy16_async (+ commit, wait_all),
+ * aot_pack2_16.
  * Everything below is written once on top of those. */
 #ifndef AOT_DEVICE_H
 #define AOT_DEVICE_H
@@ -85,6 +90,12 @@ AOT_DEV void aot_store_u16x8(aot_u16 *p, const aot_u16x8 &x) { *(aot_u16x8 *)p =
  * Every shape's fragments hold k in pairs (elements 2i and 2i+1: same row, k and k+1, k even),
  * so fragments load by pairs. */
 AOT_DEV aot_u32 aot_load_u16x2(const aot_u16 *p) { return *(const aot_u32 *)p; }
+
+/* AOT_SHARED_TILE(name, n): a block-shared array of n 16-bit values for a swizzled tile
+ * (aot_tile.h); a vendor whose tile products need more alignment defines its own. */
+#if !defined(AOT_SHARED_TILE)
+#define AOT_SHARED_TILE(name, n) AOT_SHARED(aot_u16x8, name##_x8, (n) / 8); aot_u16 *const name = (aot_u16 *)name##_x8
+#endif
 
 /* bf16 -> fp32 is exact: the bf16 bits are the high half of the fp32 bits. */
 AOT_DEV float aot_bf16_to_f32(aot_u16 h) { return aot_f32_from_bits((aot_u32)h << 16); }
@@ -153,49 +164,86 @@ AOT_DEV void aot_copy_async_commit(void) {}
 AOT_DEV void aot_copy_async_wait_all(void) {}
 #endif
 
-/* Swizzled tiles in block-shared memory: rows of ld 16-bit elements (ld a multiple of 64),
- * each row's 16-byte chunks permuted by xor with row % 8, so that the same chunk of 8
- * consecutive rows lies in 8 different bank groups (fragment loads read 8 rows at once)
- * without padding. The offset of element (row, col): */
-AOT_DEV int aot_swz(int row, int col, int ld) { return row * ld + ((col >> 3) ^ (row & 7)) * 8 + (col & 7); }
+#include "aot_tile.h" /* aot_swz: where element (row, col) of a swizzled tile lies */
 
-/* Fragments from swizzled tiles (every lane of the wave must call them):
- *   aot_frag_a(S(), t, ld, r0, k0, lane, a)          A rows r0.., k k0..: element (r, k) in
+/* Fragments from swizzled tiles of `rows` rows (every lane of the wave must call them):
+ *   aot_frag_a(S(), t, rows, r0, k0, lane, a)        A rows r0.., k k0..: element (r, k) in
  *                                                    row r of the tile, column k (as Q is)
- *   aot_frag_b_cols(S(), t, ld, k0, c0, lane, b)     B of NT N tiles from c0: (k, c) in row
+ *   aot_frag_b_cols(S(), t, rows, k0, c0, lane, b)   B of NT N tiles from c0: (k, c) in row
  *                                                    c, column k (K for Q K^T)
- *   aot_frag_b_rows(S(), t, ld, k0, c0, lane, b)     the same with (k, c) in row k, column c
+ *   aot_frag_b_rows(S(), t, rows, k0, c0, lane, b)   the same with (k, c) in row k, column c
  *                                                    (V for P V)
  * k0 and c0 multiples of 8. Vendors with a matrix load (ldmatrix) define AOT_FRAG_LOADS;
  * here each lane reads its elements through the maps, k in pairs. */
 #if !defined(AOT_FRAG_LOADS)
 template <class S>
-AOT_DEV void aot_frag_a(S, const aot_u16 *t, int ld, int r0, int k0, int lane, aot_u16 (&a)[S::A])
+AOT_DEV void aot_frag_a(S, const aot_u16 *t, int rows, int r0, int k0, int lane, aot_u16 (&a)[S::A])
 {
 #pragma unroll
     for (int i = 0; i < S::A; i += 2) {
-        const aot_u32 x = aot_load_u16x2(t + aot_swz(r0 + S::a_row(lane, i), k0 + S::a_k(lane, i), ld));
+        const aot_u32 x = aot_load_u16x2(t + aot_swz(r0 + S::a_row(lane, i), k0 + S::a_k(lane, i), rows));
         a[i] = (aot_u16)x, a[i + 1] = (aot_u16)(x >> 16);
     }
 }
 template <class S, int NT>
-AOT_DEV void aot_frag_b_cols(S, const aot_u16 *t, int ld, int k0, int c0, int lane, aot_u16 (&b)[NT][S::B])
+AOT_DEV void aot_frag_b_cols(S, const aot_u16 *t, int rows, int k0, int c0, int lane, aot_u16 (&b)[NT][S::B])
 {
 #pragma unroll
     for (int n = 0; n < NT; n++)
 #pragma unroll
         for (int i = 0; i < S::B; i += 2) {
-            const aot_u32 x = aot_load_u16x2(t + aot_swz(c0 + n * S::N + S::b_col(lane, i), k0 + S::b_k(lane, i), ld));
+            const aot_u32 x = aot_load_u16x2(t + aot_swz(c0 + n * S::N + S::b_col(lane, i), k0 + S::b_k(lane, i), rows));
             b[n][i] = (aot_u16)x, b[n][i + 1] = (aot_u16)(x >> 16);
         }
 }
 template <class S, int NT>
-AOT_DEV void aot_frag_b_rows(S, const aot_u16 *t, int ld, int k0, int c0, int lane, aot_u16 (&b)[NT][S::B])
+AOT_DEV void aot_frag_b_rows(S, const aot_u16 *t, int rows, int k0, int c0, int lane, aot_u16 (&b)[NT][S::B])
 {
 #pragma unroll
     for (int n = 0; n < NT; n++)
 #pragma unroll
-        for (int i = 0; i < S::B; i++) b[n][i] = t[aot_swz(k0 + S::b_k(lane, i), c0 + n * S::N + S::b_col(lane, i), ld)];
+        for (int i = 0; i < S::B; i++) b[n][i] = t[aot_swz(k0 + S::b_k(lane, i), c0 + n * S::N + S::b_col(lane, i), rows)];
+}
+#endif
+
+/* Products of a group of 4 waves with B read from a swizzled tile (every wave of an aligned
+ * group of 4 calls them together, with the same tile arguments): wave g of the group owns rows
+ * S::M g .. S::M g + S::M - 1 of the product and its C fragments c[NT] (columns c0 .. c0 + NT
+ * S::N - 1 of B). One call adds one k-step (S::K), from k0:
+ *   aot_wg_mma_ss<S, F16>(S(), c, at, k0, bt, b_rows, c0)       A from a tile of 4 S::M rows
+ *                                                               (the group's rows), B "cols"
+ *   aot_wg_mma_rs<S, F16, B_ROWS>(S(), c, a, bt, b_rows, k0, c0) A from the wave's fragment a
+ * B "cols": B[k][c] is tile row c, column k (K of Q K^T); B_ROWS: tile row k, column c (V).
+ * A run of them goes between aot_wg_begin(c) and aot_wg_end(c), and until the end nothing may
+ * read or write c or a fragment given to them: a vendor may run the products asynchronously
+ * (sm_90a: wgmma reading B, and A of ss, straight from shared memory). F16: fp16 inputs, else
+ * bf16. NT even. Here they are fragment loads and the wave's matrix instructions. */
+#if !defined(AOT_WG_MMA)
+template <int NT, int C>
+AOT_DEV void aot_wg_begin(float (&)[NT][C]) {}
+template <int NT, int C>
+AOT_DEV void aot_wg_end(float (&)[NT][C]) {}
+template <class S, int F16, bool B_ROWS, int NT>
+AOT_DEV void aot_wg_mma_rs(S, float (&c)[NT][S::C], const aot_u16 (&a)[S::A], const aot_u16 *bt, int b_rows, int k0, int c0)
+{
+    static_assert(NT % 2 == 0, "B fragments load in pairs of tiles");
+#pragma unroll
+    for (int n = 0; n < NT; n += 2) {
+        aot_u16 b[2][S::B];
+        if (B_ROWS) aot_frag_b_rows(S(), bt, b_rows, k0, c0 + n * S::N, aot_lane(), b);
+        else aot_frag_b_cols(S(), bt, b_rows, k0, c0 + n * S::N, aot_lane(), b);
+#pragma unroll
+        for (int j = 0; j < 2; j++)
+            if (F16) aot_mma_f16(S(), c[n + j], a, b[j]);
+            else aot_mma_bf16(S(), c[n + j], a, b[j]);
+    }
+}
+template <class S, int F16, int NT>
+AOT_DEV void aot_wg_mma_ss(S, float (&c)[NT][S::C], const aot_u16 *at, int k0, const aot_u16 *bt, int b_rows, int c0)
+{
+    aot_u16 a[S::A];
+    aot_frag_a(S(), at, 4 * S::M, S::M * (aot_thread_x() / AOT_WAVE % 4), k0, aot_lane(), a);
+    aot_wg_mma_rs<S, F16, false>(S(), c, a, bt, b_rows, k0, c0);
 }
 #endif
 
@@ -261,18 +309,19 @@ AOT_DEV float aot_from_order_key(aot_u32 k)
 }
 
 /* Among the lanes of the wave holding the same v: *rank = how many of them come before this
- * lane, *count = how many there are (this one included). Every lane must call it. A vendor
- * with a match instruction defines AOT_WAVE_PEERS and its own; here one shuffle per lane. */
+ * lane, *count = how many there are (this one included), *first = the lowest such lane. Every
+ * lane must call it. A vendor with a match instruction defines AOT_WAVE_PEERS and its own; here
+ * one shuffle per lane. */
 #if !defined(AOT_WAVE_PEERS)
-AOT_DEV void aot_wave_peers(int v, int *rank, int *count)
+AOT_DEV void aot_wave_peers(int v, int *rank, int *count, int *first)
 {
     const int lane = aot_lane();
-    int r = 0, n = 0;
-    for (int j = 0; j < AOT_WAVE; j++) {
+    int r = 0, n = 0, f = lane;
+    for (int j = AOT_WAVE - 1; j >= 0; j--) {
         const int same = aot_shfl_i32(v, j) == v;
-        r += same && j < lane, n += same;
+        r += same && j < lane, n += same, f = same ? j : f;
     }
-    *rank = r, *count = n;
+    *rank = r, *count = n, *first = f;
 }
 #endif
 

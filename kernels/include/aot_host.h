@@ -17,6 +17,7 @@
 #define AOT_KERNEL extern "C"
 #define AOT_DEV static inline
 #define AOT_LAUNCH_BOUNDS(n)
+#define AOT_LAUNCH_BOUNDS_MIN(n, blocks)
 #define AOT_WAVE AOT_EMU_WAVE
 /* Each declaration gets the block's one copy: the emulator keys it by a static address and
  * hands out guard-paged, poisoned memory so that out-of-bounds shared access faults. */
@@ -28,6 +29,9 @@ AOT_DEV int aot_thread_x(void) { return emu_thread_x(); }
 AOT_DEV int aot_block_x(void) { return emu_block_x(); }
 AOT_DEV void aot_sync_block(void) { emu_barrier(); }
 AOT_DEV int aot_lane(void) { return emu_thread_x() % AOT_WAVE; }
+/* A wave operation with nothing to exchange: every lane reaches it before any goes on. */
+AOT_DEV int aot_emu_no_exchange(void *const *, unsigned, char *, size_t) { return 0; }
+AOT_DEV void aot_sync_wave(void) { emu_wave_collective(NULL, aot_emu_no_exchange); }
 AOT_DEV int aot_shfl_i32(int v, int src) { return emu_shfl(v, src); }
 AOT_DEV float aot_exp2_fast(float x) { return exp2f(x); }
 AOT_DEV float aot_log2_fast(float x) { return log2f(x); }

@@ -5,12 +5,14 @@
 #define AOT_KERNEL extern "C" __global__
 #define AOT_DEV static __device__ __forceinline__
 #define AOT_LAUNCH_BOUNDS(n) __launch_bounds__(n)
+#define AOT_LAUNCH_BOUNDS_MIN(n, blocks) __launch_bounds__(n, blocks)
 #define AOT_SHARED(T, name, n) __shared__ T name[n]
 #define AOT_WAVE 32
 
 AOT_DEV int aot_thread_x(void) { return (int)threadIdx.x; }
 AOT_DEV int aot_block_x(void) { return (int)blockIdx.x; }
 AOT_DEV void aot_sync_block(void) { __syncthreads(); }
+AOT_DEV void aot_sync_wave(void) { __syncwarp(); }
 AOT_DEV int aot_lane(void) { return (int)(threadIdx.x & 31u); }
 AOT_DEV int aot_shfl_i32(int v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 AOT_DEV float aot_exp2_fast(float x) { return exp2f(x); }
@@ -30,10 +32,10 @@ AOT_DEV unsigned aot_wave_min_u32(unsigned v) { return __reduce_min_sync(0xfffff
 /* sm_70+ finds the lanes holding the same value in one instruction (match.any). */
 #if __CUDA_ARCH__ >= 700
 #define AOT_WAVE_PEERS 1
-AOT_DEV void aot_wave_peers(int v, int *rank, int *count)
+AOT_DEV void aot_wave_peers(int v, int *rank, int *count, int *first)
 {
     const unsigned m = __match_any_sync(0xffffffffu, v), before = (1u << aot_lane()) - 1u;
-    *rank = __popc(m & before), *count = __popc(m);
+    *rank = __popc(m & before), *count = __popc(m), *first = __ffs(m) - 1;
 }
 #endif
 
@@ -78,16 +80,20 @@ AOT_DEV void aot_copy16_async(void *shared_dst, const void *src, bool valid)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(valid ? 16 : 0));
 }
 AOT_DEV void aot_copy_async_commit(void) { asm volatile("cp.async.commit_group;"); }
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) /* wgmma reads shared memory through the async proxy */
+AOT_DEV void aot_copy_async_wait_all(void) { asm volatile("cp.async.wait_group 0;\n\tfence.proxy.async.shared::cta;" ::: "memory"); }
+#else
 AOT_DEV void aot_copy_async_wait_all(void) { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+#endif
 
-/* Fragments of m16n8k16 from swizzled shared tiles (aot_swz, in aot_device.h; this header
- * comes first, hence the local copy) with ldmatrix x4: four 8x8 matrices, lane l pointing at
+/* Fragments of m16n8k16 from swizzled shared tiles (aot_swz) with ldmatrix x4: four 8x8
+ * matrices, lane l pointing at
  * row l % 8 of matrix l / 8; each row is 16 bytes of one chunk. A: matrices (rows 0-7, k 0-7),
  * (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15). B, two N tiles per
  * instruction: (tile 0, k 0-7), (tile 0, k 8-15), (tile 1, k 0-7), (tile 1, k 8-15); "cols"
  * (B's columns are tile rows) plain, "rows" (B's k are tile rows) transposed. */
 #define AOT_FRAG_LOADS 1
-AOT_DEV int aot_nv_swz(int row, int col, int ld) { return row * ld + ((col >> 3) ^ (row & 7)) * 8 + (col & 7); }
+#include "aot_tile.h"
 
 AOT_DEV void aot_nv_ldmatrix_x4(const unsigned short *p, bool trans, unsigned (&r)[4])
 {
@@ -107,18 +113,18 @@ AOT_DEV void aot_nv_check_shape(void)
 }
 
 template <class S>
-AOT_DEV void aot_frag_a(S, const unsigned short *t, int ld, int r0, int k0, int lane, unsigned short (&a)[S::A])
+AOT_DEV void aot_frag_a(S, const unsigned short *t, int rows, int r0, int k0, int lane, unsigned short (&a)[S::A])
 {
     aot_nv_check_shape<S>();
     const int m = lane / 8;
     unsigned x[4];
-    aot_nv_ldmatrix_x4(t + aot_nv_swz(r0 + 8 * (m % 2) + lane % 8, k0 + 8 * (m / 2), ld), false, x);
+    aot_nv_ldmatrix_x4(t + aot_swz(r0 + 8 * (m % 2) + lane % 8, k0 + 8 * (m / 2), rows), false, x);
 #pragma unroll
     for (int j = 0; j < 4; j++) a[2 * j] = (unsigned short)x[j], a[2 * j + 1] = (unsigned short)(x[j] >> 16);
 }
 
 template <class S, int NT, bool BY_ROWS>
-AOT_DEV void aot_nv_frag_b(const unsigned short *t, int ld, int k0, int c0, int lane, unsigned short (&b)[NT][S::B])
+AOT_DEV void aot_nv_frag_b(const unsigned short *t, int rows, int k0, int c0, int lane, unsigned short (&b)[NT][S::B])
 {
     aot_nv_check_shape<S>();
     static_assert(NT % 2 == 0, "ldmatrix B fragments: pairs of tiles");
@@ -127,22 +133,109 @@ AOT_DEV void aot_nv_frag_b(const unsigned short *t, int ld, int k0, int c0, int 
     for (int n = 0; n < NT; n += 2) {
         const int c = c0 + 8 * n + 8 * (m / 2);
         unsigned x[4];
-        aot_nv_ldmatrix_x4(t + (BY_ROWS ? aot_nv_swz(k + r, c, ld) : aot_nv_swz(c + r, k, ld)), BY_ROWS, x);
+        aot_nv_ldmatrix_x4(t + (BY_ROWS ? aot_swz(k + r, c, rows) : aot_swz(c + r, k, rows)), BY_ROWS, x);
 #pragma unroll
         for (int j = 0; j < 4; j++)
             b[n + j / 2][2 * (j % 2)] = (unsigned short)x[j], b[n + j / 2][2 * (j % 2) + 1] = (unsigned short)(x[j] >> 16);
     }
 }
 template <class S, int NT>
-AOT_DEV void aot_frag_b_cols(S, const unsigned short *t, int ld, int k0, int c0, int lane, unsigned short (&b)[NT][S::B])
+AOT_DEV void aot_frag_b_cols(S, const unsigned short *t, int rows, int k0, int c0, int lane, unsigned short (&b)[NT][S::B])
 {
-    aot_nv_frag_b<S, NT, false>(t, ld, k0, c0, lane, b);
+    aot_nv_frag_b<S, NT, false>(t, rows, k0, c0, lane, b);
 }
 template <class S, int NT>
-AOT_DEV void aot_frag_b_rows(S, const unsigned short *t, int ld, int k0, int c0, int lane, unsigned short (&b)[NT][S::B])
+AOT_DEV void aot_frag_b_rows(S, const unsigned short *t, int rows, int k0, int c0, int lane, unsigned short (&b)[NT][S::B])
 {
-    aot_nv_frag_b<S, NT, true>(t, ld, k0, c0, lane, b);
+    aot_nv_frag_b<S, NT, true>(t, rows, k0, c0, lane, b);
 }
+
+/* Products of a warp group (aot_device.h) on sm_90a: one wgmma.mma_async m64nNk16 per call,
+ * A's and B's tiles read through descriptors of the 128-byte swizzle (aot_tile.h's panels:
+ * 8-row atoms 1024 bytes apart; a k-step inside a panel moves the start 32 bytes, the hardware
+ * applies the xor to the address). B "cols" is K-major; B_ROWS is MN-major (transposed), its
+ * next 64 columns one panel (rows * 128 bytes) on. Tiles start 1024-byte aligned
+ * (AOT_SHARED_TILE). The C registers are fenced on both sides so the compiler neither moves
+ * their writes past the start nor their reads before the wait. */
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define AOT_WG_MMA 1
+#define AOT_SHARED_TILE(name, n) __shared__ __align__(1024) unsigned short name[n]
+#include "aot_wgmma.h"
+
+template <int NT, int C>
+AOT_DEV void aot_nv_fence_regs(float (&c)[NT][C])
+{
+#pragma unroll
+    for (int n = 0; n < NT; n++)
+#pragma unroll
+        for (int i = 0; i < C; i++) asm volatile("" : "+f"(c[n][i])::"memory");
+}
+template <int NT, int C>
+AOT_DEV void aot_wg_begin(float (&c)[NT][C])
+{
+    aot_nv_fence_regs(c);
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+template <int NT, int C>
+AOT_DEV void aot_wg_end(float (&c)[NT][C])
+{
+    asm volatile("wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;" ::: "memory");
+    aot_nv_fence_regs(c);
+}
+
+/* Descriptor of 8-row atoms from element `at` on: start, leading (lbo) and stride (1024) byte
+ * offsets, 128-byte swizzle. */
+AOT_DEV unsigned long long aot_nv_wg_desc(const unsigned short *at, unsigned lbo)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(at);
+    return (unsigned long long)((s & 0x3ffffu) >> 4) | (unsigned long long)(lbo >> 4) << 16 | 64ull << 32 | 1ull << 62;
+}
+/* K-major operand: rows r0.. (a multiple of 8) of the tile, from column k0 (a multiple of 16);
+ * the leading offset is unused. */
+AOT_DEV unsigned long long aot_nv_wg_desc_k(const unsigned short *t, int rows, int r0, int k0)
+{
+    return aot_nv_wg_desc(t + ((k0 >> 6) * rows + r0) * 64 + (k0 & 63), 16);
+}
+/* MN-major operand: tile rows k0.. (a multiple of 16) as k, columns c0.. (a multiple of 64). */
+AOT_DEV unsigned long long aot_nv_wg_desc_mn(const unsigned short *t, int rows, int k0, int c0)
+{
+    return aot_nv_wg_desc(t + ((c0 >> 6) * rows + k0) * 64, (unsigned)rows * 128u);
+}
+
+#define AOT_NV_WG_CASE(FORM, NT_, TB, c, a, db)                                                 \
+    if (F16) AOT_NV_WGMMA_##FORM##_##NT_("f16", TB, c, a, db, 1);                                \
+    else AOT_NV_WGMMA_##FORM##_##NT_("bf16", TB, c, a, db, 1);
+#define AOT_NV_WG_CASES(FORM, TB, c, a, db)                                                     \
+    static_assert(NT == 2 || NT == 4 || NT == 8 || NT == 16 || NT == 32, "wgmma widths: 16 .. 256"); \
+    if constexpr (NT == 2) { AOT_NV_WG_CASE(FORM, 2, TB, c, a, db) }                             \
+    else if constexpr (NT == 4) { AOT_NV_WG_CASE(FORM, 4, TB, c, a, db) }                        \
+    else if constexpr (NT == 8) { AOT_NV_WG_CASE(FORM, 8, TB, c, a, db) }                        \
+    else if constexpr (NT == 16) { AOT_NV_WG_CASE(FORM, 16, TB, c, a, db) }                      \
+    else if constexpr (NT == 32) { AOT_NV_WG_CASE(FORM, 32, TB, c, a, db) }
+
+template <class S, int F16, bool B_ROWS, int NT>
+AOT_DEV void aot_wg_mma_rs(S, float (&c)[NT][S::C], const unsigned short (&a)[S::A], const unsigned short *bt, int b_rows, int k0, int c0)
+{
+    aot_nv_check_shape<S>();
+    const unsigned ar[4] = {aot_nv_pack2(a[0], a[1]), aot_nv_pack2(a[2], a[3]), aot_nv_pack2(a[4], a[5]), aot_nv_pack2(a[6], a[7])};
+    if constexpr (B_ROWS) {
+        const unsigned long long db = aot_nv_wg_desc_mn(bt, b_rows, k0, c0);
+        AOT_NV_WG_CASES(RS, 1, c, ar, db)
+    } else {
+        const unsigned long long db = aot_nv_wg_desc_k(bt, b_rows, c0, k0);
+        AOT_NV_WG_CASES(RS, 0, c, ar, db)
+    }
+}
+template <class S, int F16, int NT>
+AOT_DEV void aot_wg_mma_ss(S, float (&c)[NT][S::C], const unsigned short *at, int k0, const unsigned short *bt, int b_rows, int c0)
+{
+    aot_nv_check_shape<S>();
+    const unsigned long long da = aot_nv_wg_desc_k(at, 4 * S::M, 0, k0), db = aot_nv_wg_desc_k(bt, b_rows, c0, k0);
+    AOT_NV_WG_CASES(SS, 0, c, da, db)
+}
+#undef AOT_NV_WG_CASES
+#undef AOT_NV_WG_CASE
+#endif
 #endif
 
 #endif

@@ -7,55 +7,64 @@
  *  3. moe_sort_experts    one block: mask, padding and exclusive scan over experts -> segment
  *                         starts, sorted_expert_ids, padding entries and num_valid_ids;
  *  4. moe_sort_scatter    per chunk, each expert's pairs in (token, slot) order to their place.
- * Counting and scattering walk a chunk's pairs in order, a wave's width at a time, finding the
- * lanes with the same expert in one wave operation (rank_pairs). Every step is deterministic;
- * no atomics. */
+ * Counting and scattering rank a chunk's pairs with every wave at once (rank_chunk). Every step
+ * is deterministic; no atomics. */
 #include "aot_device.h"
 #include "moe_kargs.h"
 
 #define CHUNK_PAIRS (AOT_MOE_CHUNK_TOKENS * 32) /* k <= 32 */
+#define WAVES (AOT_MOE_BLOCK / AOT_WAVE)
+#define RANK_SHIFT 11 /* packed pair: expert + 1 (0..1024) below, rank (< CHUNK_PAIRS) above */
 
-AOT_DEV int load_chunk(const aot_moe_sort_kargs &a, int chunk, int *ids_s)
+/* What a block knows of its chunk: first token, pairs, and the pairs each wave ranks. */
+typedef struct {
+    int t0, pairs, span;
+} chunk_view;
+
+AOT_DEV chunk_view chunk_of(const aot_moe_sort_kargs &a, int chunk)
 {
-    int t0 = chunk * AOT_MOE_CHUNK_TOKENS;
-    int nt = a.tokens - t0 < AOT_MOE_CHUNK_TOKENS ? a.tokens - t0 : AOT_MOE_CHUNK_TOKENS;
-    int pairs = nt * a.k;
-    for (int p = aot_thread_x(); p < pairs; p += AOT_MOE_BLOCK) ids_s[p] = a.ids[(aot_i64)t0 * a.k + p];
-    aot_sync_block();
-    return pairs;
+    const int t0 = chunk * AOT_MOE_CHUNK_TOKENS, nt = a.tokens - t0 < AOT_MOE_CHUNK_TOKENS ? a.tokens - t0 : AOT_MOE_CHUNK_TOKENS;
+    const int pairs = nt * a.k;
+    return {t0, pairs, (pairs + AOT_MOE_BLOCK - 1) / AOT_MOE_BLOCK * AOT_WAVE};
 }
 
-/* Walks the chunk's pairs in order, a wave's width at a time on wave 0: a pair of expert e
- * goes to run[e] + (how many earlier pairs of this step have e), then run[e] moves past them,
- * so each expert's pairs keep their (token, slot) order. place(p, pos) is called for every
- * pair whose id is an expert. Every thread of the block must call it (the barriers). */
-template <class F>
-AOT_DEV void rank_pairs(const int *ids_s, int pairs, int experts, int *run, F place)
+/* Ranks the chunk's pairs by expert, stably. Wave w takes pairs [w span, (w + 1) span), a
+ * wave's width at a time: the lanes holding one expert find each other in one wave operation
+ * (aot_wave_peers), the first of them reads how many of that expert the wave has met so far
+ * and the last adds them. After it (and its closing barrier) counts[w][e] is how many pairs of
+ * expert e wave w holds, and packed[p] holds pair p's expert + 1 (0: not an expert) and its
+ * rank among the wave's pairs of that expert. Every thread of the block must call it. */
+AOT_DEV void rank_chunk(const aot_moe_sort_kargs &a, const chunk_view &v, int *packed, int *counts)
 {
-    const bool w0 = aot_thread_x() < AOT_WAVE;
-    for (int p0 = 0; p0 < pairs; p0 += AOT_WAVE) {
-        const int p = p0 + aot_lane(), id = p < pairs ? ids_s[p] : -1, e = id >= 0 && id < experts ? id : -1;
-        int rank = 0, count = 0, pos = 0;
-        if (w0) aot_wave_peers(e, &rank, &count);
-        if (w0 && e >= 0) pos = run[e] + rank;
-        aot_sync_block(); /* every lane has read run[e] before it moves */
-        if (w0 && e >= 0) {
-            place(p, pos);
-            if (rank == count - 1) run[e] += count;
-        }
-        aot_sync_block();
+    for (int i = aot_thread_x(); i < WAVES * a.experts; i += AOT_MOE_BLOCK) counts[i] = 0;
+    aot_sync_block();
+    const int w = aot_thread_x() / AOT_WAVE;
+    int *mine = counts + w * a.experts;
+    for (int p0 = w * v.span; p0 < (w + 1) * v.span; p0 += AOT_WAVE) {
+        const int p = p0 + aot_lane(), id = p < v.pairs ? a.ids[(aot_i64)v.t0 * a.k + p] : -1;
+        const int e = id >= 0 && id < a.experts ? id : -1;
+        int rank, count, first;
+        aot_wave_peers(e, &rank, &count, &first);
+        const int seen = aot_shfl_i32(e >= 0 && rank == 0 ? mine[e] : 0, first);
+        if (p < v.pairs) packed[p] = (e + 1) | (seen + rank) << RANK_SHIFT;
+        aot_sync_wave(); /* every first lane has read before a last lane writes */
+        if (e >= 0 && rank == count - 1) mine[e] = seen + count;
+        aot_sync_wave(); /* and the next step reads what it wrote */
     }
+    aot_sync_block();
 }
 
 AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_sort_count(aot_moe_sort_kargs a)
 {
-    AOT_SHARED(int, ids_s, CHUNK_PAIRS);
-    AOT_SHARED(int, run, AOT_MOE_MAX_EXPERTS);
+    AOT_SHARED(int, packed, CHUNK_PAIRS);
+    AOT_SHARED(int, counts, WAVES * AOT_MOE_MAX_EXPERTS);
     const int c = aot_block_x();
-    for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) run[e] = 0;
-    int pairs = load_chunk(a, c, ids_s); /* its barrier also covers run */
-    rank_pairs(ids_s, pairs, a.experts, run, [](int, int) {});
-    for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) a.counts[(aot_i64)e * a.chunks + c] = run[e];
+    rank_chunk(a, chunk_of(a, c), packed, counts);
+    for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) {
+        int n = 0;
+        for (int w = 0; w < WAVES; w++) n += counts[w * a.experts + e];
+        a.counts[(aot_i64)e * a.chunks + c] = n;
+    }
     if (a.moe_buf)
         for (aot_i64 w = (aot_i64)c * AOT_MOE_BLOCK + aot_thread_x(); w < a.moe_buf_words;
              w += (aot_i64)a.chunks * AOT_MOE_BLOCK)
@@ -103,18 +112,26 @@ AOT_EMU_ENTRY(moe_sort_experts, aot_moe_sort_kargs)
 
 AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_sort_scatter(aot_moe_sort_kargs a)
 {
-    AOT_SHARED(int, ids_s, CHUNK_PAIRS);
-    AOT_SHARED(int, run, AOT_MOE_MAX_EXPERTS);
-    const int c = aot_block_x(), t0 = c * AOT_MOE_CHUNK_TOKENS;
-    for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) { /* masked-out experts: below 0 */
+    AOT_SHARED(int, packed, CHUNK_PAIRS);
+    AOT_SHARED(int, counts, WAVES * AOT_MOE_MAX_EXPERTS);
+    const int c = aot_block_x();
+    const chunk_view v = chunk_of(a, c);
+    rank_chunk(a, v, packed, counts);
+    for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) { /* counts become each wave's start */
         const int base = a.expert_info[a.experts + e];
-        run[e] = base < 0 ? -0x40000000 : base + a.counts[(aot_i64)e * a.chunks + c];
+        int at = base < 0 ? -0x40000000 : base + a.counts[(aot_i64)e * a.chunks + c]; /* masked out: below 0 */
+        for (int w = 0; w < WAVES; w++) {
+            const int n = counts[w * a.experts + e];
+            counts[w * a.experts + e] = at, at += n;
+        }
     }
-    int pairs = load_chunk(a, c, ids_s);
-    rank_pairs(ids_s, pairs, a.experts, run, [&](int p, int pos) {
-        if (pos < 0) return;
-        a.sorted_ids[pos] = (p % a.k) << 24 | (t0 + p / a.k);
-        a.sorted_weights[pos] = a.weights[(aot_i64)t0 * a.k + p];
-    });
+    aot_sync_block();
+    for (int p = aot_thread_x(); p < v.pairs; p += AOT_MOE_BLOCK) {
+        const int e = (packed[p] & ((1 << RANK_SHIFT) - 1)) - 1;
+        const int pos = e < 0 ? -1 : counts[p / v.span * a.experts + e] + (packed[p] >> RANK_SHIFT);
+        if (pos < 0) continue;
+        a.sorted_ids[pos] = (p % a.k) << 24 | (v.t0 + p / a.k);
+        a.sorted_weights[pos] = a.weights[(aot_i64)v.t0 * a.k + p];
+    }
 }
 AOT_EMU_ENTRY(moe_sort_scatter, aot_moe_sort_kargs)

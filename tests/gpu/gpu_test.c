@@ -83,7 +83,7 @@ static int concurrent_first_calls(harness_tally *t)
  * it, four times that; the emulator itself is exact to 2^-24 (tests/mma). */
 #define MMA_HW_TOL 0x1p-17
 
-void mma_probe_m16n8k16_emu(const void *);
+void mma_probe_m16n8k16_emu(const void *), mma_probe_wg_emu(const void *);
 
 static void *read_file(const char *path, size_t *n)
 {
@@ -114,6 +114,41 @@ static int mma_on_gpu(void *fn, const uint16_t *a, const uint16_t *b, const floa
              g.download(d, dd, nc + 8);
     g.release(da), g.release(db), g.release(dc), g.release(dd), g.release(dt);
     return rc;
+}
+
+/* The warp-group products (wgmma on sm_90a) against fp64 and the emulator's generic version:
+ * 128 terms an element, the limit scaled from mma.sync's 17. */
+#define WG_HW_TOL (MMA_HW_TOL * 8)
+
+static void wg_cases(void *mod, harness_tally *t)
+{
+    const harness_mem g = cuda_mem(NULL);
+    void *fn = NULL;
+    static uint16_t x[64 * AOT_WG_PROBE_K], y[AOT_WG_PROBE_K * 128];
+    static float hw[AOT_WG_PROBE_OUT], emu[AOT_WG_PROBE_OUT];
+    const size_t nx = sizeof x, ny = sizeof y, nd = sizeof hw;
+    void *dx = g.alloc(nx), *dy = g.alloc(ny), *dd = g.alloc(nd);
+    double worst_hw = 0, worst_emu = 0;
+    int cases = 0, bad = cu.get_function(&fn, mod, "mma_probe_wg") || !dx || !dy || !dd;
+    for (int f16 = 0; f16 < 2 && !bad; f16++)
+        for (uint64_t seed = 0; seed < 10 && !bad; seed++, cases++) {
+            mma_wg_inputs(f16, 5000 + seed + 100 * f16, x, y, hw);
+            ref_poison(emu, nd);
+            aot_wg_probe_args p = {dx, dy, dd, f16, 0}, pe = {x, y, emu, f16, 0};
+            void *params[] = {&p};
+            char err[256] = "";
+            bad |= g.upload(dx, x, nx) || g.upload(dy, y, ny) || g.upload(dd, hw, nd) ||
+                   cu.launch(fn, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL) || g.sync() || g.download(hw, dd, nd) ||
+                   emu_launch(mma_probe_wg_emu, &pe, 1, 128, 32, err, sizeof err);
+            if (bad) break;
+            double e = mma_wg_error(f16, x, y, hw), de = mma_wg_error(f16, x, y, emu);
+            worst_hw = e > worst_hw ? e : worst_hw, worst_emu = de > worst_emu ? de : worst_emu;
+            bad |= !(e <= WG_HW_TOL && de <= WG_HW_TOL);
+        }
+    g.release(dx), g.release(dy), g.release(dd);
+    printf("%-4s warp-group products (aot_wg_mma_ss/rs: wgmma) bf16+f16, %d random cases: max |hw - fp64| %.3g, "
+           "|emulator - fp64| %.3g of the magnitudes (limit %.3g)\n", bad ? "FAIL" : "ok", cases, worst_hw, worst_emu, WG_HW_TOL);
+    t->passed += !bad, t->failed += !!bad;
 }
 
 static void mma_cases(const char *cubin, harness_tally *t)
@@ -156,6 +191,7 @@ static void mma_cases(const char *cubin, harness_tally *t)
     printf("%-4s fragment loads from a swizzled shared tile (ldmatrix, .trans) agree with the maps in %d of %d cases\n",
            loads_bad ? "FAIL" : "ok", cases - loads_bad, cases);
     t->passed += !loads_bad, t->failed += !!loads_bad;
+    wg_cases(mod, t);
     free(image);
 }
 

@@ -3,6 +3,7 @@
 
 #include <math.h>
 
+#include "mma_probe.h"
 #include "ref.h"
 
 static double value16(uint16_t h, int f16) { return f16 ? ref_f16_value(h) : ref_bf16_value(h); }
@@ -54,4 +55,40 @@ double mma_case_distance(const mma_shape *s, int f16, const uint16_t *a, const u
                          const float *d1, const float *d2)
 {
     return worst(s, f16, a, b, c, d1, d2);
+}
+
+/* Product element (i, j) of X [64][K] and the K x n matrix whose (k, j) is y[k * ys + j * js]. */
+static double wg_worst(int f16, const uint16_t *x, const uint16_t *y, int ys, int js, int n, const float *d)
+{
+    double w = 0;
+    for (int i = 0; i < 64; i++)
+        for (int j = 0; j < n; j++) {
+            double ref = 0, mag = 0;
+            for (int k = 0; k < AOT_WG_PROBE_K; k++) {
+                double t = value16(x[i * AOT_WG_PROBE_K + k], f16) * value16(y[k * ys + j * js], f16);
+                ref += t, mag += fabs(t);
+            }
+            double e = fabs(d[i * n + j] - ref) / (mag > 0 ? mag : 1);
+            if (!(e == e)) return INFINITY;
+            if (e > w) w = e;
+        }
+    return w;
+}
+
+void mma_wg_inputs(int f16, uint64_t seed, uint16_t *x, uint16_t *y, float *d)
+{
+    ref_rng r;
+    ref_seed(&r, seed);
+    for (int i = 0; i < 64 * AOT_WG_PROBE_K; i++) x[i] = f16 ? ref_to_f16((float)ref_normal(&r)) : ref_to_bf16((float)ref_normal(&r));
+    for (int i = 0; i < AOT_WG_PROBE_K * 128; i++) y[i] = f16 ? ref_to_f16((float)ref_normal(&r)) : ref_to_bf16((float)ref_normal(&r));
+    ref_poison(d, sizeof(float) * AOT_WG_PROBE_OUT);
+}
+
+double mma_wg_error(int f16, const uint16_t *x, const uint16_t *y, const float *d)
+{
+    const int n = 128; /* Y's row length */
+    double a = wg_worst(f16, x, y, 1, n, 64, d);                                /* X Y[0:64]^T */
+    double b = wg_worst(f16, x, y, n, 1, 128, d + 64 * 64);                     /* X Y */
+    double c = wg_worst(f16, x, y + 64 * n, 1, n, 64, d + 64 * 64 + 64 * 128); /* X Y[64:128]^T */
+    return fmax(a, fmax(b, c));
 }

@@ -18,4 +18,18 @@ typedef struct {
     const uint16_t *tile;       /* [64][64] values for the fragment-load check */
 } aot_mma_probe_args;
 
+/* The warp-group product probe (mma_probe_wg, 4 waves, where the shape is m16n8k16): X [64][128]
+ * and Y [128][128] as 16-bit patterns; d gets, one after the other,
+ *   X * Y[0:64]^T    [64][64]   A and B ("cols") from tiles       (aot_wg_mma_ss)
+ *   X * Y            [64][128]  A from fragments, B "rows"         (aot_wg_mma_rs, B_ROWS)
+ *   X * Y[64:128]^T  [64][64]   A from fragments, B "cols" from 64 (aot_wg_mma_rs) */
+#define AOT_WG_PROBE_K 128
+#define AOT_WG_PROBE_OUT (64 * 64 + 64 * 128 + 64 * 64)
+
+typedef struct {
+    const uint16_t *x, *y;
+    float *d;
+    int32_t f16, reserved;
+} aot_wg_probe_args;
+
 #endif

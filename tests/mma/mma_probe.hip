@@ -86,6 +86,55 @@ AOT_DEV int frag_loads_ok(const aot_u16 *g)
 
 #if defined(AOT_MMA_SYNC)
 MMA_PROBE(m16n8k16, aot_mma_m16n8k16)
+
+/* Rows of c (a wave's 16-row share of a 64-row product) to d [64][n]. */
+template <class S, int NT>
+AOT_DEV void store_rows(const float (&c)[NT][S::C], float *d, int n)
+{
+    const int r0 = S::M * (aot_thread_x() / AOT_WAVE), lane = aot_lane();
+    for (int t = 0; t < NT; t++)
+        for (int i = 0; i < S::C; i++) d[(r0 + S::c_row(lane, i)) * n + t * S::N + S::c_col(lane, i)] = c[t][i];
+}
+
+/* The three products of aot_wg_probe_args, tiles filled by the asynchronous copies. */
+template <int F16>
+AOT_DEV void wg_probe(const aot_wg_probe_args &p, aot_u16 *xs, aot_u16 *ys)
+{
+    typedef aot_mma_m16n8k16 S;
+    constexpr int K = AOT_WG_PROBE_K, T = 4 * AOT_WAVE;
+    for (int i = aot_thread_x(); i < 64 * K / 8; i += T) aot_copy16_async(xs + aot_swz(i / (K / 8), i % (K / 8) * 8, 64), p.x + 8 * i, true);
+    for (int i = aot_thread_x(); i < K * 128 / 8; i += T) aot_copy16_async(ys + aot_swz(i / 16, i % 16 * 8, K), p.y + 8 * i, true);
+    aot_copy_async_commit();
+    aot_copy_async_wait_all();
+    aot_sync_block();
+    const int r0 = S::M * (aot_thread_x() / AOT_WAVE), lane = aot_lane();
+    aot_u16 a[K / S::K][S::A]; /* X's fragments, read through the maps */
+    for (int ks = 0; ks < K / S::K; ks++)
+        for (int i = 0; i < S::A; i++) a[ks][i] = p.x[(r0 + S::a_row(lane, i)) * K + ks * S::K + S::a_k(lane, i)];
+    float c[8][S::C] = {}, r[16][S::C] = {};
+    aot_wg_begin(c);
+    for (int ks = 0; ks < K / S::K; ks++) aot_wg_mma_ss<S, F16>(S(), c, xs, ks * S::K, ys, K, 0);
+    aot_wg_end(c);
+    store_rows<S, 8>(c, p.d, 64);
+    aot_wg_begin(r);
+    for (int ks = 0; ks < K / S::K; ks++) aot_wg_mma_rs<S, F16, true>(S(), r, a[ks], ys, K, ks * S::K, 0);
+    aot_wg_end(r);
+    store_rows<S, 16>(r, p.d + 64 * 64, 128);
+    float e[8][S::C] = {};
+    aot_wg_begin(e);
+    for (int ks = 0; ks < K / S::K; ks++) aot_wg_mma_rs<S, F16, false>(S(), e, a[ks], ys, K, ks * S::K, 64);
+    aot_wg_end(e);
+    store_rows<S, 8>(e, p.d + 64 * 64 + 64 * 128, 64);
+}
+
+AOT_KERNEL AOT_LAUNCH_BOUNDS(4 * AOT_WAVE) void mma_probe_wg(aot_wg_probe_args p)
+{
+    AOT_SHARED_TILE(xs, 64 * AOT_WG_PROBE_K);
+    AOT_SHARED_TILE(ys, AOT_WG_PROBE_K * 128);
+    if (p.f16) wg_probe<1>(p, xs, ys);
+    else wg_probe<0>(p, xs, ys);
+}
+AOT_EMU_ENTRY(mma_probe_wg, aot_wg_probe_args)
 #endif
 #if defined(AOT_MMA_MFMA)
 MMA_PROBE(32x32x8, aot_mfma_32x32x8)

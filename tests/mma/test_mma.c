@@ -22,7 +22,7 @@ static const struct {
               {{"32x32x16", 32, 32, 16}, mma_probe_32x32x16_emu},
               {{"16x16x32", 16, 16, 32}, mma_probe_16x16x32_emu}};
 #else
-void mma_probe_m16n8k16_emu(const void *);
+void mma_probe_m16n8k16_emu(const void *), mma_probe_wg_emu(const void *);
 static const struct {
     mma_shape s;
     emu_kernel_fn fn;
@@ -58,6 +58,21 @@ int main(void)
                 printf("%-4s %-9s %s wave %d: max error %.3g of the magnitudes (limit %.3g) %s\n", ok ? "ok" : "FAIL",
                        s->name, f16 ? "f16 " : "bf16", AOT_EMU_WAVE, e, EXACT_TOL, err);
             }
+#if AOT_EMU_WAVE == 32
+    for (int f16 = 0; f16 < 2; f16++) { /* the warp-group products, 4 waves */
+        static uint16_t x[64 * AOT_WG_PROBE_K], y[AOT_WG_PROBE_K * 128];
+        static float d[AOT_WG_PROBE_OUT];
+        mma_wg_inputs(f16, seed++, x, y, d);
+        aot_wg_probe_args p = {x, y, d, f16, 0};
+        char err[256] = "";
+        int rc = emu_launch(mma_probe_wg_emu, &p, 1, 4 * AOT_EMU_WAVE, AOT_EMU_WAVE, err, sizeof err);
+        double e = rc ? 1.0 / 0.0 : mma_wg_error(f16, x, y, d);
+        int ok = rc == 0 && e <= EXACT_TOL * AOT_WG_PROBE_K / 16;
+        ok ? pass++ : fail++;
+        printf("%-4s warp-group %s wave %d: max error %.3g of the magnitudes (limit %.3g) %s\n", ok ? "ok" : "FAIL",
+               f16 ? "f16 " : "bf16", AOT_EMU_WAVE, e, EXACT_TOL * AOT_WG_PROBE_K / 16, err);
+    }
+#endif
     printf("%d passed, %d failed\n", pass, fail);
     return fail != 0;
 }
