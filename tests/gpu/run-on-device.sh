@@ -2,7 +2,8 @@
 # tests/gpu/run-on-device.sh [BUILDDIR] : everything that needs the NVIDIA GPU, in one go, for
 # one call of the device tool (build here, carry BUILDDIR's outputs, run there):
 #   device run: sh tests/gpu/run-on-device.sh build    (carry: build/tests, build/lib)
-# Writes logs under $OUT when it is set.
+# Writes logs under $OUT when it is set; BENCH_FMHA_ARGS is passed on to bench_fmha.py (e.g.
+# --compare NAME=PATH to time another build of the library in the same process).
 set -u
 b=$(cd "${1:-build}" && pwd)
 cd "$(dirname "$0")/../.."
@@ -41,6 +42,6 @@ python3 bench/coldstart.py "$b" 10 2>&1 | tee "$out/coldstart.log" || rc=1
 echo "== benchmarks"
 python3 bench/bench_moe.py "$b/lib/libaiter_aot.so" "$out" 2>&1 | tee "$out/bench.log" || rc=1
 python3 bench/bench_mhc.py "$b/lib/libaiter_aot.so" "$out" 2>&1 | tee "$out/bench_mhc.log" || rc=1
-python3 bench/bench_fmha.py "$b/lib/libaiter_aot.so" "$out" 2>&1 | tee "$out/bench_fmha.log" || rc=1
+python3 bench/bench_fmha.py "$b/lib/libaiter_aot.so" "$out" ${BENCH_FMHA_ARGS:-} 2>&1 | tee "$out/bench_fmha.log" || rc=1
 echo "gpu run exit status $rc"
 exit $rc
