@@ -108,9 +108,12 @@ AOT_DEV void wg_probe(const aot_wg_probe_args &p, aot_u16 *xs, aot_u16 *ys)
     aot_copy_async_wait_all();
     aot_sync_block();
     const int r0 = S::M * (aot_thread_x() / AOT_WAVE), lane = aot_lane();
-    aot_u16 a[K / S::K][S::A]; /* X's fragments, read through the maps */
+    aot_u16 a[K / S::K][S::A]; /* X's fragments, read through the maps in pairs (k, k + 1) */
     for (int ks = 0; ks < K / S::K; ks++)
-        for (int i = 0; i < S::A; i++) a[ks][i] = p.x[(r0 + S::a_row(lane, i)) * K + ks * S::K + S::a_k(lane, i)];
+        for (int i = 0; i < S::A; i += 2) {
+            const aot_u32 x = aot_load_u16x2(p.x + (r0 + S::a_row(lane, i)) * K + ks * S::K + S::a_k(lane, i));
+            a[ks][i] = (aot_u16)x, a[ks][i + 1] = (aot_u16)(x >> 16);
+        }
     float c[8][S::C] = {}, r[16][S::C] = {};
     aot_wg_begin(c);
     for (int ks = 0; ks < K / S::K; ks++) aot_wg_mma_ss<S, F16>(S(), c, xs, ks * S::K, ys, K, 0);
