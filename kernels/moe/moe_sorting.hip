@@ -91,9 +91,17 @@ AOT_EMU_ENTRY(moe_sort_chunk_scan, aot_moe_sort_kargs)
 
 AOT_DEV int padding_id(const aot_moe_sort_kargs &a) { return (a.k << 24) | a.tokens; }
 
+/* Thread e scans expert e's numbers; then each wave fills the padding and block ids of every
+ * (EXPERT_BLOCK / AOT_WAVE)-th expert, its lanes on consecutive entries: a thread walking its
+ * own expert's entries would make every store of a wave touch 32 lines (15 us on the H200 at
+ * 16384 tokens, against 4.9 for the counting launch). */
 AOT_KERNEL AOT_LAUNCH_BOUNDS(EXPERT_BLOCK) void moe_sort_experts(aot_moe_sort_kargs a)
 {
     AOT_SHARED(int, scratch, EXPERT_BLOCK / AOT_WAVE);
+    AOT_SHARED(int, base_s, AOT_MOE_MAX_EXPERTS);
+    AOT_SHARED(int, total_s, AOT_MOE_MAX_EXPERTS);
+    AOT_SHARED(int, padded_s, AOT_MOE_MAX_EXPERTS);
+    AOT_SHARED(int, lid_s, AOT_MOE_MAX_EXPERTS);
     const int e = aot_thread_x(), bs = a.block_size;
     int total = e < a.experts ? a.expert_info[e] : 0;
     int local = e < a.experts && (a.mask == 0 || a.mask[e] != 0);
@@ -101,8 +109,13 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(EXPERT_BLOCK) void moe_sort_experts(aot_moe_sort_ka
     int base = aot_block_exclusive_scan_i32<EXPERT_BLOCK>(padded, scratch, &all);
     int lid = aot_block_exclusive_scan_i32<EXPERT_BLOCK>(local, scratch, &nlocal);
     if (e < a.experts) a.expert_info[a.experts + e] = padded ? base : -1;
-    for (int i = total; i < padded; i++) a.sorted_ids[base + i] = padding_id(a), a.sorted_weights[base + i] = 0.0f;
-    for (int b = 0; b < padded / bs; b++) a.sorted_expert_ids[base / bs + b] = lid;
+    base_s[e] = base, total_s[e] = total, padded_s[e] = padded, lid_s[e] = lid;
+    aot_sync_block();
+    for (int x = e / AOT_WAVE; x < a.experts; x += EXPERT_BLOCK / AOT_WAVE) {
+        const int b0 = base_s[x], n = padded_s[x];
+        for (int i = total_s[x] + aot_lane(); i < n; i += AOT_WAVE) a.sorted_ids[b0 + i] = padding_id(a), a.sorted_weights[b0 + i] = 0.0f;
+        for (int b = aot_lane(); b < n / bs; b += AOT_WAVE) a.sorted_expert_ids[b0 / bs + b] = lid_s[x];
+    }
     for (int i = all + e; i < a.max_padded; i += EXPERT_BLOCK)
         a.sorted_ids[i] = padding_id(a), a.sorted_weights[i] = 0.0f;
     for (int b = all / bs + e; b < a.max_blocks; b += EXPERT_BLOCK) a.sorted_expert_ids[b] = -1;
