@@ -356,9 +356,9 @@ AOT_DEV void row_reduce(float (&v)[S::C_ROWS], bool max)
         }
 }
 
-/* Keys a step: as many as let the Q, K and V tiles fit the 48 KB of static shared memory (44
- * KB at d = 192, 48 KB otherwise). */
-template <int D, int DV>
+/* Keys a step: as many as let the Q, K and V tiles fit the 48 KB of static shared memory (24,
+ * 48, 44 and 48 KB at d = 64, 128, 192 and 256). */
+template <int D>
 struct fmha_reg_tiles {
     enum { KEYS = D <= 128 ? 64 : D <= 192 ? 32 : 16 };
     static_assert(AOT_FMHA_WAVES * BM == 4 * fmha_mma::M, "the block is one group of 4 waves (warp-group products)");
@@ -496,7 +496,7 @@ template <int D, int DV, int F16>
 AOT_DEV void fmha_regs(const aot_fmha_kargs &a, aot_u16 *Qs, aot_u16 *Ks, aot_u16 *Vs)
 {
     typedef fmha_mma S;
-    typedef fmha_reg_tiles<D, DV> T;
+    typedef fmha_reg_tiles<D> T;
     constexpr int NS = T::KEYS / S::N, NO = DV / S::N, BLOCK_ROWS = AOT_FMHA_WAVES * BM;
     fmha_block k;
     if (!block_of(a, k)) return;
@@ -549,7 +549,7 @@ template <int D, int DV>
 AOT_DEV void fmha_body(const aot_fmha_kargs &a)
 {
     if constexpr (fmha_mma::C_TO_A) { /* the tiles are declared here, once for both types */
-        typedef fmha_reg_tiles<D, DV> T;
+        typedef fmha_reg_tiles<D> T;
         AOT_SHARED_TILE(Qs, AOT_FMHA_WAVES * BM * D);
         AOT_SHARED_TILE(Ks, T::KEYS * D);
         AOT_SHARED_TILE(Vs, T::KEYS * DV);
@@ -561,7 +561,7 @@ AOT_DEV void fmha_body(const aot_fmha_kargs &a)
 
 /* blocks: how many blocks per multiprocessor the registers are capped for (sm_90a; d = 128 at
  * 3 blocks, 161 registers, ran 1.27x faster than at 2 (184) on the H200 of 2026-12-03; each
- * variant's count is the most its shared memory allows without spilling). */
+ * variant's count is the most that fits without spilling). */
 #define FMHA_VARIANT(name, d, dv, blocks)                                                      \
     AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(THREADS, blocks) void name(aot_fmha_kargs a) { fmha_body<d, dv>(a); } \
     AOT_EMU_ENTRY(name, aot_fmha_kargs)

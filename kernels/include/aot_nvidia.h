@@ -87,8 +87,7 @@ AOT_DEV void aot_copy_async_wait_all(void) { asm volatile("cp.async.wait_group 0
 #endif
 
 /* Fragments of m16n8k16 from swizzled shared tiles (aot_swz) with ldmatrix x4: four 8x8
- * matrices, lane l pointing at
- * row l % 8 of matrix l / 8; each row is 16 bytes of one chunk. A: matrices (rows 0-7, k 0-7),
+ * matrices, lane l pointing at row l % 8 of matrix l / 8; each row is 16 bytes of one chunk. A: matrices (rows 0-7, k 0-7),
  * (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15). B, two N tiles per
  * instruction: (tile 0, k 0-7), (tile 0, k 8-15), (tile 1, k 0-7), (tile 1, k 8-15); "cols"
  * (B's columns are tile rows) plain, "rows" (B's k are tile rows) transposed. */
@@ -190,16 +189,16 @@ AOT_DEV unsigned long long aot_nv_wg_desc(const unsigned short *at, unsigned lbo
     const unsigned s = (unsigned)__cvta_generic_to_shared(at);
     return (unsigned long long)((s & 0x3ffffu) >> 4) | (unsigned long long)(lbo >> 4) << 16 | 64ull << 32 | 1ull << 62;
 }
-/* K-major operand: rows r0.. (a multiple of 8) of the tile, from column k0 (a multiple of 16);
- * the leading offset is unused. */
+/* K-major operand: rows r0.. (a multiple of 8, so aot_swz leaves the start unpermuted) of the
+ * tile, from column k0 (a multiple of 16); the leading offset is unused. */
 AOT_DEV unsigned long long aot_nv_wg_desc_k(const unsigned short *t, int rows, int r0, int k0)
 {
-    return aot_nv_wg_desc(t + ((k0 >> 6) * rows + r0) * 64 + (k0 & 63), 16);
+    return aot_nv_wg_desc(t + aot_swz(r0, k0, rows), 16);
 }
 /* MN-major operand: tile rows k0.. (a multiple of 16) as k, columns c0.. (a multiple of 64). */
 AOT_DEV unsigned long long aot_nv_wg_desc_mn(const unsigned short *t, int rows, int k0, int c0)
 {
-    return aot_nv_wg_desc(t + ((c0 >> 6) * rows + k0) * 64, (unsigned)rows * 128u);
+    return aot_nv_wg_desc(t + aot_swz(k0, c0, rows), (unsigned)rows * 128u);
 }
 
 #define AOT_NV_WG_CASE(FORM, NT_, TB, c, a, db)                                                 \

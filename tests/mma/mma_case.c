@@ -8,12 +8,19 @@
 
 static double value16(uint16_t h, int f16) { return f16 ? ref_f16_value(h) : ref_bf16_value(h); }
 
+/* One N(0,1) draw rounded to bf16 or fp16. */
+static uint16_t draw16(ref_rng *r, int f16)
+{
+    const float x = (float)ref_normal(r);
+    return f16 ? ref_to_f16(x) : ref_to_bf16(x);
+}
+
 void mma_case_inputs(const mma_shape *s, int f16, uint64_t seed, uint16_t *a, uint16_t *b, float *c, float *d)
 {
     ref_rng r;
     ref_seed(&r, seed);
-    for (int i = 0; i < s->m * s->k; i++) a[i] = f16 ? ref_to_f16((float)ref_normal(&r)) : ref_to_bf16((float)ref_normal(&r));
-    for (int i = 0; i < s->k * s->n; i++) b[i] = f16 ? ref_to_f16((float)ref_normal(&r)) : ref_to_bf16((float)ref_normal(&r));
+    for (int i = 0; i < s->m * s->k; i++) a[i] = draw16(&r, f16);
+    for (int i = 0; i < s->k * s->n; i++) b[i] = draw16(&r, f16);
     for (int i = 0; i < s->m * s->n; i++) c[i] = (float)ref_normal(&r);
     ref_poison(d, sizeof(float) * (size_t)(s->m * s->n));
 }
@@ -79,8 +86,8 @@ void mma_wg_inputs(int f16, uint64_t seed, uint16_t *x, uint16_t *y, float *d)
 {
     ref_rng r;
     ref_seed(&r, seed);
-    for (int i = 0; i < 64 * AOT_WG_PROBE_K; i++) x[i] = f16 ? ref_to_f16((float)ref_normal(&r)) : ref_to_bf16((float)ref_normal(&r));
-    for (int i = 0; i < AOT_WG_PROBE_K * 128; i++) y[i] = f16 ? ref_to_f16((float)ref_normal(&r)) : ref_to_bf16((float)ref_normal(&r));
+    for (int i = 0; i < 64 * AOT_WG_PROBE_K; i++) x[i] = draw16(&r, f16);
+    for (int i = 0; i < AOT_WG_PROBE_K * 128; i++) y[i] = draw16(&r, f16);
     ref_poison(d, sizeof(float) * AOT_WG_PROBE_OUT);
 }
 

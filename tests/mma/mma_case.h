@@ -22,9 +22,10 @@ double mma_case_error(const mma_shape *s, int f16, const uint16_t *a, const uint
 double mma_case_distance(const mma_shape *s, int f16, const uint16_t *a, const uint16_t *b, const float *c,
                          const float *d1, const float *d2);
 
-/* The warp-group probe (mma_probe.h): the largest |d - fp64| over its three products, each
- * divided by the sum of the magnitudes that made the element; NaN counts as infinite. */
-void mma_wg_inputs(int f16, uint64_t seed, uint16_t *x, uint16_t *y, float *d); /* N(0,1); d poisoned */
+/* The warp-group probe (mma_probe.h): X and Y drawn N(0,1) and rounded, D poisoned; then the
+ * largest |d - fp64| over its three products, each divided by the sum of the magnitudes that
+ * made the element (NaN counts as infinite). */
+void mma_wg_inputs(int f16, uint64_t seed, uint16_t *x, uint16_t *y, float *d);
 double mma_wg_error(int f16, const uint16_t *x, const uint16_t *y, const float *d);
 
 #endif

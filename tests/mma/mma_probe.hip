@@ -55,8 +55,7 @@ template <class S>
 AOT_DEV int frag_loads_ok(const aot_u16 *g)
 {
     constexpr int T = AOT_PROBE_TILE, R0 = 16, K0 = 8, C0 = T - 2 * S::N;
-    AOT_SHARED(aot_u16x8, tile8, T * T / 8);
-    aot_u16 *t = (aot_u16 *)tile8;
+    AOT_SHARED_TILE(t, T * T);
     for (int i = aot_thread_x(); i < T * T; i += AOT_WAVE) t[aot_swz(i / T, i % T, T)] = g[i];
     aot_sync_block();
     const int lane = aot_lane();
