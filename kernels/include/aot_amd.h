@@ -36,6 +36,10 @@ AOT_DEV void aot_sync_wave(void)
 
 AOT_DEV int aot_lane(void) { return (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)); }
 
+/* A wave's vote is one scalar compare of the ballot mask. */
+#define AOT_WAVE_ANY 1
+AOT_DEV bool aot_wave_any(bool p) { return __builtin_amdgcn_ballot_w64(p) != 0; }
+
 /* ds_bpermute_b32 takes a byte address: lane * 4. */
 AOT_DEV int aot_shfl_i32(int v, int src) { return __builtin_amdgcn_ds_bpermute(src << 2, v); }
 
@@ -45,6 +49,9 @@ AOT_DEV float aot_rsqrt_fast(float x) { return __builtin_amdgcn_rsqf(x); }
 AOT_DEV float aot_fmaxf(float a, float b) { return __builtin_fmaxf(a, b); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { return __builtin_bit_cast(float, u); }
 AOT_DEV unsigned aot_bits_from_f32(float f) { return __builtin_bit_cast(unsigned, f); }
+AOT_DEV int aot_atomic_add_i32(int *p, int v) { return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT); }
+AOT_DEV void aot_fence_device(void) { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent"); }
+AOT_DEV int aot_load_device_i32(const int *p) { return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT); }
 
 /* ---- matrix fragments: MFMA (layouts in aot_mfma.h) ---- */
 #define AOT_MMA_MFMA 1

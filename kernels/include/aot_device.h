@@ -15,11 +15,16 @@
  *   aot_sync_wave()        barrier for the wave, with shared-memory ordering among its lanes
  *   aot_lane()             lane within the wave
  *   aot_shfl_i32(v, src)   v of lane `src` of the same wave (every lane must take part)
- *   aot_exp2_fast(x)       2^x in fp32, hardware approximation (<= 2 ulp on both vendors)
+ *   aot_exp2_fast(x)       2^x in fp32, hardware approximation (<= 2 ulp on both vendors; a
+ *                          result below 2^-126 may flush to zero)
  *   aot_log2_fast(x)       log2(x) in fp32, hardware approximation (<= 2 ulp on both vendors)
  *   aot_rsqrt_fast(x)      1/sqrt(x) in fp32, hardware approximation (<= 2 ulp)
  *   aot_fmaxf(a, b)        fp32 max (the other operand when one is NaN)
  *   aot_f32_from_bits(u), aot_bits_from_f32(f)   bit casts
+ *   aot_atomic_add_i32(p, v)  adds v to the global int *p, returns the old value (device scope)
+ *   aot_fence_device()     orders this thread's global writes before its later ones for every
+ *                          block of the launch (with an atomic: the "last block" pattern)
+ *   aot_load_device_i32(p) a global int another block of the launch wrote before its fence
  *
  * Matrix fragments (one wave computes C[MxN] += A[MxK] * B[KxN], fp32 accumulators, bf16 or
  * fp16 inputs given as their 16-bit patterns). A shape is a type S with enums M, N, K and A, B,
@@ -48,7 +53,7 @@
  * Loads and conversions with vendor fast paths (generic versions below): aot_frag_a and
  * aot_frag_b_cols/rows (fragments from swizzled shared tiles, aot_swz), aot_wg_mma_ss/rs
  * (products of 4 waves with B from a tile), aot_copy16_async (+ commit, wait_all),
- * aot_pack2_16.
+ * aot_pack2_16, aot_wave_any.
  * Everything below is written once on top of those. */
 #ifndef AOT_DEVICE_H
 #define AOT_DEVICE_H
@@ -293,6 +298,11 @@ AOT_DEV aot_u32 aot_wave_min_u32(aot_u32 v)
     }
     return v;
 }
+#endif
+
+/* Does any lane of the wave hold p? A vendor with a vote instruction defines AOT_WAVE_ANY. */
+#if !defined(AOT_WAVE_ANY)
+AOT_DEV bool aot_wave_any(bool p) { return aot_wave_max_u32(p ? 1u : 0u) != 0u; }
 #endif
 
 /* fp32 <-> an unsigned key with the same order (-0 and +0 map to one key; no NaN expected). */

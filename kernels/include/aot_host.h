@@ -39,6 +39,10 @@ AOT_DEV float aot_rsqrt_fast(float x) { return 1.0f / sqrtf(x); }
 AOT_DEV float aot_fmaxf(float a, float b) { return fmaxf(a, b); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
 AOT_DEV unsigned aot_bits_from_f32(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
+/* Blocks run one after another on one host thread: plain memory is already ordered. */
+AOT_DEV int aot_atomic_add_i32(int *p, int v) { const int old = *p; *p = old + v; return old; }
+AOT_DEV void aot_fence_device(void) {}
+AOT_DEV int aot_load_device_i32(const int *p) { return *p; }
 
 /* Matrix fragments: the emulator plays the instructions of the wave size it runs (wave 64:
  * every MFMA shape, gfx950's included, or with AOT_EMU_GFX942 gfx942's only, so kernels take

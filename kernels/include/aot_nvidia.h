@@ -15,12 +15,22 @@ AOT_DEV void aot_sync_block(void) { __syncthreads(); }
 AOT_DEV void aot_sync_wave(void) { __syncwarp(); }
 AOT_DEV int aot_lane(void) { return (int)(threadIdx.x & 31u); }
 AOT_DEV int aot_shfl_i32(int v, int src) { return __shfl_sync(0xffffffffu, v, src); }
-AOT_DEV float aot_exp2_fast(float x) { return exp2f(x); }
+/* ex2.approx.ftz: one MUFU.EX2 (exp2f adds a rescale for results below 2^-126; they flush to
+ * zero here, as in AMD's v_exp_f32 with denormals off) */
+AOT_DEV float aot_exp2_fast(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
 AOT_DEV float aot_log2_fast(float x) { return __log2f(x); }
 AOT_DEV float aot_rsqrt_fast(float x) { return rsqrtf(x); }
 AOT_DEV float aot_fmaxf(float a, float b) { return fmaxf(a, b); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { return __uint_as_float(u); }
 AOT_DEV unsigned aot_bits_from_f32(float f) { return __float_as_uint(f); }
+AOT_DEV int aot_atomic_add_i32(int *p, int v) { return atomicAdd(p, v); }
+AOT_DEV void aot_fence_device(void) { __threadfence(); }
+AOT_DEV int aot_load_device_i32(const int *p) { return __ldcg(p); } /* from L2, not a stale L1 line */
 
 /* sm_80+ reduces a warp in one instruction (redux.sync). */
 #if __CUDA_ARCH__ >= 800
@@ -28,6 +38,9 @@ AOT_DEV unsigned aot_bits_from_f32(float f) { return __float_as_uint(f); }
 AOT_DEV unsigned aot_wave_max_u32(unsigned v) { return __reduce_max_sync(0xffffffffu, v); }
 AOT_DEV unsigned aot_wave_min_u32(unsigned v) { return __reduce_min_sync(0xffffffffu, v); }
 #endif
+
+#define AOT_WAVE_ANY 1
+AOT_DEV bool aot_wave_any(bool p) { return __any_sync(0xffffffffu, p) != 0; }
 
 /* sm_70+ finds the lanes holding the same value in one instruction (match.any). */
 #if __CUDA_ARCH__ >= 700
