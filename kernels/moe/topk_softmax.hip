@@ -1,15 +1,16 @@
 /* topk_softmax.hip : softmax over each row of gating logits, then the k largest, one wave per
  * row (semantics in runtime/include/aiter_aot_moe.h).
  *
+ * fp32 logits (topk_row), and any row the 16-bit path hands back:
  * 1. Lane l holds experts l, l+W, l+2W, ... (VPT of them; NaN and padding read as -inf).
  * 2. Wave max, then p = exp(x - max) and the wave sum (rows with +inf or no finite logit are
  *    special-cased so no inf-inf NaN appears).
  * 3. k rounds of a wave argmax (max of the order-preserving key of the logit, then min of the
  *    expert id among the lanes holding it): the winner is marked taken; lane s keeps round s's
  *    result, so the k outputs of a row are written by k lanes at once.
- * fp16/bf16 logits take a shorter path: logit and expert id packed in one 32-bit key, so each
- * round is a local max, one wave max and a clear, and the weights are computed once at the end
- * (topk_row_packed).
+ * fp16/bf16 logits (topk_rows_packed): each lane holds a contiguous run of experts as 32-bit
+ * keys packing logit and expert id and keeps its two best; a round is one wave max and a pop;
+ * the weights are computed once at the end.
  * Variants topk_softmax_v<VPT> exist for VPT = 1..32; the runtime picks the smallest with
  * VPT * wave >= experts. */
 #include "aot_device.h"
@@ -34,10 +35,9 @@ AOT_DEV float numerator(float x, float mx)
 }
 
 /* Lane s < k writes round s's result. */
-AOT_DEV void write_row(const aot_topk_kargs &a, int row, int lane, float w, int id, float chosen_sum)
+AOT_DEV void write_row(const aot_topk_kargs &a, int row, int lane, float w, int id)
 {
     if (lane >= a.k) return;
-    if (a.renormalize && chosen_sum > 0.0f) w /= chosen_sum;
     aot_i64 o = (aot_i64)row * a.k + lane;
     a.weights[o] = w;
     a.ids[o] = id;
@@ -86,90 +86,175 @@ AOT_DEV void topk_row(const aot_topk_kargs &a, int row)
         chosen_sum += w;
         if (lane == s) my_w = w, my_id = be;
     }
-    write_row(a, row, lane, my_w, my_id, chosen_sum);
+    if (a.renormalize && chosen_sum > 0.0f) my_w /= chosen_sum;
+    write_row(a, row, lane, my_w, my_id);
 }
 
 /* ---- 16-bit logits: value and expert id packed in one 32-bit key ----
- * key = order16(logit) << 16 | (0xffff - expert): one unsigned max gives the largest logit and,
- * among equal logits, the lowest expert; a taken or padding entry has key 0. order16 maps fp16
- * or bf16 bits to an unsigned of the same order (NaN as -inf, -0 as +0). BF16 is a constant
- * (one instantiation per type): a run-time flag would compute both conversions every time. */
-template <int BF16>
-AOT_DEV aot_u32 order16(aot_u32 h)
+ * Lane l holds experts l*VPT .. l*VPT+VPT-1 (one 16-byte load per 8 of them where the row is
+ * aligned), each as b = its bits << 16 (for bf16 that is the fp32 value) and as
+ *   key = 0x80000000 + signed(logit bits) << 16 + (0xffff - expert),
+ * the sign-magnitude bits turned two's complement, so one unsigned max gives the largest logit
+ * and, among equal logits (+0 and -0 included), the lowest expert. Padding has key 0.
+ * Each lane keeps its four best keys in order; a round is one wave max over the lanes' best and
+ * a pop on the winning lane. This path assumes a finite row max, no NaN and no lane holding
+ * more than four of a row's k largest; a row that breaks one (seen from the row max, the sum
+ * and the lanes left empty) takes topk_row instead. BF16 is a constant (one instantiation per type). */
+AOT_DEV aot_u32 key16(aot_u32 b, int e)
 {
-    const aot_u32 ninf = BF16 ? 0xff80u : 0xfc00u, exp_mask = BF16 ? 0x7f80u : 0x7c00u;
-    const aot_u32 man_mask = BF16 ? 0x007fu : 0x03ffu;
-    if ((h & exp_mask) == exp_mask && (h & man_mask)) h = ninf; /* NaN */
-    if (h == 0x8000u) h = 0;
-    return (h & 0x8000u) ? (~h & 0xffffu) : (h | 0x8000u);
+    const aot_u32 s = (aot_u32)((aot_i32)b >> 31); /* negative: the magnitude negated, -0 as +0 */
+    return (b ^ (s & 0x7fffffffu)) - s + (0x8000ffffu - (aot_u32)e);
 }
 
-/* The logit as the kernel ranks it: NaN as -inf. */
 template <int BF16>
-AOT_DEV float logit16(aot_u16 h)
-{
-    const float x = BF16 ? aot_bf16_to_f32(h) : aot_f16_to_f32(h);
-    return x != x ? -AOT_INF : x;
-}
+AOT_DEV float bits16_logit(aot_u32 b) { return BF16 ? aot_f32_from_bits(b) : aot_f16_to_f32((aot_u16)(b >> 16)); }
 
 template <int BF16>
 AOT_DEV float key_logit(aot_u32 key)
 {
-    const aot_u32 o = key >> 16, h = (o & 0x8000u) ? (o & 0x7fffu) : (~o & 0xffffu);
-    return logit16<BF16>((aot_u16)h);
+    const aot_i32 v = (aot_i32)(key >> 16) - 0x8000;
+    return bits16_logit<BF16>((aot_u32)(v < 0 ? 0x8000 | -v : v) << 16);
 }
 
-template <int VPT>
-AOT_DEV aot_u32 local_max(const aot_u32 (&key)[VPT])
-{
-    aot_u32 m = 0;
-#pragma unroll
-    for (int j = 0; j < VPT; j++) m = key[j] > m ? key[j] : m;
-    return m;
-}
-
-/* Each round only takes the wave max of the keys and clears the winner; lane s keeps round s's
- * key, and the k weights are computed once at the end, one per lane. */
+/* The lane's logits as 16-bit pairs (expert e0 + 2c in the low half of w[c]); padding reads
+ * as -inf. A lane's run is all in or all out of the row when vec (experts % VPT == 0 and the
+ * row aligned for the wide loads). */
+#define WORDS(vpt) (((vpt) + 1) / 2)
 template <int VPT, int BF16>
-AOT_DEV void topk_row_packed(const aot_topk_kargs &a, int row)
+AOT_DEV void load_words16(const aot_u16 *g, int e0, int E, bool vec, aot_u32 (&w)[WORDS(VPT)])
 {
-    const int lane = aot_lane(), E = a.experts;
-    const aot_u16 *g = (const aot_u16 *)a.gating + (aot_i64)row * a.row_stride;
-    aot_u32 key[VPT];
-    float v[VPT];
+    const aot_u32 pad = BF16 ? 0xff80u : 0xfc00u;
+    if (vec && e0 < E && VPT >= 8) {
+#pragma unroll
+        for (int c = 0; c < VPT / 8; c++) {
+            const aot_u16x8 q = aot_load_u16x8(g + e0 + 8 * c);
+#pragma unroll
+            for (int i = 0; i < 4; i++) w[4 * c + i] = q.v[2 * i] | (aot_u32)q.v[2 * i + 1] << 16;
+        }
+    } else if (vec && e0 < E && VPT >= 2) {
+#pragma unroll
+        for (int c = 0; c < VPT / 2; c++) w[c] = aot_load_u16x2(g + e0 + 2 * c);
+    } else {
+#pragma unroll
+        for (int c = 0; c < WORDS(VPT); c++) {
+            const int e = e0 + 2 * c;
+            const aot_u32 lo = e < E ? g[e] : pad, hi = 2 * c + 1 < VPT && e + 1 < E ? g[e + 1] : pad;
+            w[c] = lo | hi << 16;
+        }
+    }
+}
+
+/* Compare-exchange: a >= b after. */
+AOT_DEV void cx(aot_u32 &a, aot_u32 &b)
+{
+    const aot_u32 hi = a > b ? a : b;
+    b = a > b ? b : a, a = hi;
+}
+
+/* The four largest of two descending runs of four, descending, into a: the pairwise maxima of a
+ * and reversed b are those four (in bitonic order), then a half-cleaner sorts them. */
+AOT_DEV void merge4(aot_u32 (&a)[4], const aot_u32 *b)
+{
+#pragma unroll
+    for (int i = 0; i < 4; i++) a[i] = a[i] > b[3 - i] ? a[i] : b[3 - i];
+    cx(a[0], a[2]), cx(a[1], a[3]), cx(a[0], a[1]), cx(a[2], a[3]);
+}
+
+/* Sorts four keys descending in place (five compare-exchanges). */
+AOT_DEV void sort4(aot_u32 *a) { cx(a[0], a[1]), cx(a[2], a[3]), cx(a[0], a[2]), cx(a[1], a[3]), cx(a[1], a[2]); }
+
+/* The lane's TOPN = min(4, VPT) largest keys, descending, into h (VPT is 1, 2 or a multiple of 4;
+ * key is scratch). */
+template <int VPT, int TOPN>
+AOT_DEV void top_n(aot_u32 (&key)[VPT], aot_u32 (&h)[TOPN])
+{
+    if constexpr (VPT < 4) {
+#pragma unroll
+        for (int i = 0; i < TOPN; i++) h[i] = key[i];
+        if (TOPN == 2) cx(h[0], h[TOPN - 1]);
+    } else {
+        sort4(key);
+#pragma unroll
+        for (int i = 0; i < 4; i++) h[i] = key[i];
+#pragma unroll
+        for (int g = 4; g < VPT; g += 4) sort4(key + g), merge4(h, key + g);
+    }
+}
+
+/* The lane holding this round's best gives it away. */
+template <int TOPN>
+AOT_DEV void pop(aot_u32 (&h)[TOPN], aot_u32 best)
+{
+    const bool won = h[0] == best;
+#pragma unroll
+    for (int i = 0; i + 1 < TOPN; i++) h[i] = won ? h[i + 1] : h[i];
+    h[TOPN - 1] = won ? 0u : h[TOPN - 1];
+}
+
+AOT_DEV bool finite(float x) { return (aot_bits_from_f32(x) & 0x7f800000u) != 0x7f800000u; }
+
+/* One row from its words (load_words16); false, having written nothing, for a row that needs
+ * topk_row: a NaN or infinite logit, or a lane that gave away all TOPN of its best keys before
+ * the last round (its next one might have been due). */
+template <int VPT, int BF16>
+AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w)[WORDS(VPT)])
+{
+    const int TOPN = VPT < 4 ? VPT : 4;
+    const int lane = aot_lane(), E = a.experts, e0 = lane * VPT;
+    aot_u32 b[VPT], key[VPT];
 #pragma unroll
     for (int j = 0; j < VPT; j++) {
-        const int e = j * AOT_WAVE + lane;
-        const aot_u16 h = e < E ? g[e] : (aot_u16)0;
-        key[j] = e < E ? order16<BF16>(h) << 16 | (0xffffu - (aot_u32)e) : 0u;
-        v[j] = e < E ? logit16<BF16>(h) : -AOT_INF; /* padding: numerator 0 */
+        b[j] = j & 1 ? w[j / 2] & 0xffff0000u : w[j / 2] << 16;
+        key[j] = key16(b[j], e0 + j);
     }
-    aot_u32 best = aot_wave_max_u32(local_max(key));
+    if (e0 + VPT > E) /* a lane at the row's end */
+#pragma unroll
+        for (int j = 0; j < VPT; j++) key[j] = e0 + j < E ? key[j] : 0u;
+    aot_u32 h[TOPN];
+    top_n<VPT, TOPN>(key, h); /* key is sorted in groups of four from here on */
+    aot_u32 best = aot_wave_max_u32(h[0]);
     const float mx = key_logit<BF16>(best);
+    if (!finite(mx)) return false; /* whole waves: best is the wave's */
     float sum = 0.0f;
 #pragma unroll
-    for (int j = 0; j < VPT; j++) sum += numerator(v[j], mx);
+    for (int j = 0; j < VPT; j++) sum += aot_exp_fast(bits16_logit<BF16>(b[j]) - mx);
     sum = aot_wave_sum_f32(sum);
-    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-    aot_u32 mine = 0;
-    for (int s = 0; s < a.k; s++) {
-        if (s > 0) best = aot_wave_max_u32(local_max(key));
-#pragma unroll
-        for (int j = 0; j < VPT; j++) key[j] = key[j] == best ? 0u : key[j];
+    if (sum != sum) return false; /* a NaN logit */
+    aot_u32 mine = lane == 0 ? best : 0u;
+    pop<TOPN>(h, best);
+    for (int s = 1; s < a.k; s++) {
+        best = aot_wave_max_u32(h[0]);
         mine = lane == s ? best : mine;
+        pop<TOPN>(h, best);
     }
-    const float w = lane < a.k ? numerator(key_logit<BF16>(mine), mx) * inv : 0.0f;
-    write_row(a, row, lane, w, (int)(0xffffu - (mine & 0xffffu)), aot_wave_sum_f32(w));
+    /* A lane with nothing left that holds more than TOPN experts may hide the next one (false
+     * alarms when it gave its last key in the last round; rare either way). */
+    if (aot_wave_any(h[0] == 0u && e0 + TOPN < E && VPT > TOPN)) return false;
+    const float num = lane < a.k ? aot_exp_fast(key_logit<BF16>(mine) - mx) : 0.0f;
+    const float scale = 1.0f / (a.renormalize ? aot_wave_sum_f32(num) : sum); /* both >= 1 */
+    write_row(a, row, lane, num * scale, (int)(0xffffu - (mine & 0xffffu)));
+    return true;
 }
 
 template <int VPT>
 AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
 {
-    int row = aot_block_x() * (AOT_TOPK_BLOCK / AOT_WAVE) + aot_thread_x() / AOT_WAVE;
+    const int row = aot_block_x() * (AOT_TOPK_BLOCK / AOT_WAVE) + aot_thread_x() / AOT_WAVE;
     if (row >= a.tokens) return; /* whole waves leave together */
-    if (a.dtype == AOT_GATING_F32) topk_row<VPT>(a, row);
-    else if (a.dtype == AOT_GATING_BF16) topk_row_packed<VPT, 1>(a, row);
-    else topk_row_packed<VPT, 0>(a, row);
+    const int wide = 2 * VPT < 16 ? 2 * VPT : 16; /* bytes per load in load_words16 */
+    const bool vec = a.experts % VPT == 0 && (aot_i64)((unsigned long long)a.gating % wide) == 0 &&
+                     (a.row_stride * 2) % wide == 0;
+    const aot_u16 *g = (const aot_u16 *)a.gating + (aot_i64)row * a.row_stride;
+    aot_u32 w[WORDS(VPT)];
+    bool done = false;
+    if (a.dtype == AOT_GATING_BF16) {
+        load_words16<VPT, 1>(g, aot_lane() * VPT, a.experts, vec, w);
+        done = topk_row_packed<VPT, 1>(a, row, w);
+    } else if (a.dtype == AOT_GATING_F16) {
+        load_words16<VPT, 0>(g, aot_lane() * VPT, a.experts, vec, w);
+        done = topk_row_packed<VPT, 0>(a, row, w);
+    }
+    if (!done) topk_row<VPT>(a, row); /* fp32, or a row the 16-bit path handed back */
 }
 
 #define TOPK_VARIANT(vpt)                                                                      \
