@@ -61,7 +61,7 @@ def load(path):
     lib.aiter_aot_topk_softmax.argtypes = [C.POINTER(TopkArgs), P]
     lib.aiter_aot_moe_sorting.argtypes = [C.POINTER(SortArgs), P]
     lib.aiter_aot_moe_sorting_workspace_size.restype = C.c_size_t
-    lib.aiter_aot_moe_sorting_workspace_size.argtypes = [C.c_int32, C.c_int32]
+    lib.aiter_aot_moe_sorting_workspace_size.argtypes = [C.c_int32, C.c_int32, C.c_int32]
     lib.aiter_aot_mhc_pre_full.argtypes = [C.POINTER(MhcPreFullArgs), P]
     lib.aiter_aot_mhc_pre.argtypes = [C.POINTER(MhcPreArgs), P]
     lib.aiter_aot_mhc_post.argtypes = [C.POINTER(MhcPostArgs), P]

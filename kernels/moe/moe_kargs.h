@@ -33,11 +33,13 @@ typedef struct {
     int32_t *sorted_expert_ids;
     int32_t *num_valid;
     int32_t *counts;        /* workspace [experts][chunks]: counts, then offsets inside the expert */
-    int32_t *expert_info;   /* workspace [2 * experts]: totals, then segment starts (-1: none) */
+    int32_t *expert_info;   /* workspace [3 * experts]: totals, segment starts (-1: none), local ids */
+    int32_t *ranked;        /* workspace [tokens * k]: each pair's expert + 1 and rank in its chunk */
+    int32_t *done;          /* workspace [1]: blocks of moe_sort_chunk_scan finished */
     uint32_t *moe_buf;      /* zero-filled, moe_buf_words 32-bit words, or NULL */
     int64_t moe_buf_words;
     int32_t tokens, k, experts, block_size;
-    int32_t chunks, max_padded, max_blocks, reserved;
+    int32_t chunks, max_padded, max_blocks, scatter_blocks; /* scatter_blocks >= chunks */
 } aot_moe_sort_kargs;
 
 #endif

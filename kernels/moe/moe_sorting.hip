@@ -1,14 +1,17 @@
 /* moe_sorting.hip : group (token, slot) pairs by expert, stably, padded per expert to a
- * multiple of block_size (semantics in runtime/include/aiter_aot_moe.h). Four launches:
- *  1. moe_sort_count      per chunk of AOT_MOE_CHUNK_TOKENS tokens, how many pairs each expert
- *                         got (and the optional zero-fill of moe_buf);
+ * multiple of block_size (semantics in runtime/include/aiter_aot_moe.h). Three launches:
+ *  1. moe_sort_count      per chunk of AOT_MOE_CHUNK_TOKENS tokens: each pair's rank among the
+ *                         chunk's pairs of its expert (to the `ranked` workspace), how many pairs
+ *                         each expert got (and the optional zero-fill of moe_buf);
  *  2. moe_sort_chunk_scan per expert, exclusive scan of its chunk counts -> where each chunk's
- *                         pairs start inside the expert's segment, and the expert's total;
- *  3. moe_sort_experts    one block: mask, padding and exclusive scan over experts -> segment
- *                         starts, sorted_expert_ids, padding entries and num_valid_ids;
- *  4. moe_sort_scatter    per chunk, each expert's pairs in (token, slot) order to their place.
- * Counting and scattering rank a chunk's pairs with every wave at once (rank_chunk). Every step
- * is deterministic; no atomics. */
+ *                         pairs start inside the expert's segment, and the expert's total; the
+ *                         last block to finish lays out the experts (mask, padding, exclusive
+ *                         scan -> segment starts, local ids, num_valid_ids);
+ *  3. moe_sort_scatter    per chunk, each pair to its place; every block (at least one per 8
+ *                         experts) also writes the padding and block ids of a share of the
+ *                         experts, and of the unused tail.
+ * Counting ranks a chunk's pairs with every wave at once (rank_chunk). The output is
+ * deterministic: the one atomic only elects the block that lays out the experts. */
 #include "aot_device.h"
 #include "moe_kargs.h"
 
@@ -59,11 +62,21 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_sort_count(aot_moe_sort_kar
     AOT_SHARED(int, packed, CHUNK_PAIRS);
     AOT_SHARED(int, counts, WAVES * AOT_MOE_MAX_EXPERTS);
     const int c = aot_block_x();
-    rank_chunk(a, chunk_of(a, c), packed, counts);
-    for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) {
-        int n = 0;
-        for (int w = 0; w < WAVES; w++) n += counts[w * a.experts + e];
-        a.counts[(aot_i64)e * a.chunks + c] = n;
+    const chunk_view v = chunk_of(a, c);
+    rank_chunk(a, v, packed, counts);
+    for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) { /* counts become each wave's start */
+        int at = 0;
+        for (int w = 0; w < WAVES; w++) {
+            const int n = counts[w * a.experts + e];
+            counts[w * a.experts + e] = at, at += n;
+        }
+        a.counts[(aot_i64)e * a.chunks + c] = at;
+    }
+    if (c == 0 && aot_thread_x() == 0) *a.done = 0; /* for the next launch's election */
+    aot_sync_block();
+    for (int p = aot_thread_x(); p < v.pairs; p += AOT_MOE_BLOCK) {
+        const int x = packed[p], e = (x & ((1 << RANK_SHIFT) - 1)) - 1;
+        a.ranked[(aot_i64)v.t0 * a.k + p] = e < 0 ? 0 : x + (counts[p / v.span * a.experts + e] << RANK_SHIFT);
     }
     if (a.moe_buf)
         for (aot_i64 w = (aot_i64)c * AOT_MOE_BLOCK + aot_thread_x(); w < a.moe_buf_words;
@@ -72,9 +85,39 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_sort_count(aot_moe_sort_kar
 }
 AOT_EMU_ENTRY(moe_sort_count, aot_moe_sort_kargs)
 
+AOT_DEV int round_up(int n, int m) { return (n + m - 1) / m * m; }
+
+/* Thread t lays out experts t*per .. t*per+per-1 (per <= AOT_MOE_MAX_EXPERTS / AOT_MOE_BLOCK):
+ * masked-in experts get segments of their total rounded up to block_size, in expert order,
+ * and consecutive local ids. Every thread of the block must call it. */
+AOT_DEV void layout_experts(const aot_moe_sort_kargs &a, int *scratch)
+{
+    const int per = (a.experts + AOT_MOE_BLOCK - 1) / AOT_MOE_BLOCK, e0 = aot_thread_x() * per;
+    int padded[AOT_MOE_MAX_EXPERTS / AOT_MOE_BLOCK], local[AOT_MOE_MAX_EXPERTS / AOT_MOE_BLOCK], psum = 0, lsum = 0;
+#pragma unroll
+    for (int i = 0; i < AOT_MOE_MAX_EXPERTS / AOT_MOE_BLOCK; i++) {
+        const int e = e0 + i, in = i < per && e < a.experts;
+        local[i] = in && (a.mask == 0 || a.mask[e] != 0);
+        padded[i] = local[i] ? round_up(aot_load_device_i32(a.expert_info + e), a.block_size) : 0;
+        psum += padded[i], lsum += local[i];
+    }
+    int all, nlocal;
+    int base = aot_block_exclusive_scan_i32<AOT_MOE_BLOCK>(psum, scratch, &all);
+    int lid = aot_block_exclusive_scan_i32<AOT_MOE_BLOCK>(lsum, scratch, &nlocal);
+#pragma unroll
+    for (int i = 0; i < AOT_MOE_MAX_EXPERTS / AOT_MOE_BLOCK; i++) {
+        const int e = e0 + i;
+        if (i >= per || e >= a.experts) break;
+        a.expert_info[a.experts + e] = padded[i] ? base : -1;
+        a.expert_info[2 * a.experts + e] = lid;
+        base += padded[i], lid += local[i];
+    }
+    if (aot_thread_x() == 0) a.num_valid[0] = all, a.num_valid[1] = a.tokens;
+}
+
 AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_sort_chunk_scan(aot_moe_sort_kargs a)
 {
-    AOT_SHARED(int, scratch, AOT_MOE_BLOCK / AOT_WAVE);
+    AOT_SHARED(int, scratch, AOT_MOE_BLOCK / AOT_WAVE + 1);
     const int e = aot_block_x();
     int *row = a.counts + (aot_i64)e * a.chunks, carry = 0;
     for (int c0 = 0; c0 < a.chunks; c0 += AOT_MOE_BLOCK) {
@@ -83,68 +126,60 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_sort_chunk_scan(aot_moe_sor
         if (c < a.chunks) row[c] = carry + before;
         carry += tile;
     }
-    if (aot_thread_x() == 0) a.expert_info[e] = carry;
+    int *const last = scratch + AOT_MOE_BLOCK / AOT_WAVE;
+    if (aot_thread_x() == 0) {
+        a.expert_info[e] = carry;
+        aot_fence_device(); /* the total is visible before the count says so */
+        *last = aot_atomic_add_i32(a.done, 1) == a.experts - 1;
+    }
+    aot_sync_block();
+    if (!*last) return; /* whole blocks leave together */
+    aot_fence_device();
+    layout_experts(a, scratch);
 }
 AOT_EMU_ENTRY(moe_sort_chunk_scan, aot_moe_sort_kargs)
 
-#define EXPERT_BLOCK AOT_MOE_MAX_EXPERTS
-
 AOT_DEV int padding_id(const aot_moe_sort_kargs &a) { return (a.k << 24) | a.tokens; }
 
-/* Thread e scans expert e's numbers; then each wave fills the padding and block ids of every
- * (EXPERT_BLOCK / AOT_WAVE)-th expert, its lanes on consecutive entries: a thread walking its
- * own expert's entries would make every store of a wave touch 32 lines (15 us on the H200 at
- * 16384 tokens, against 4.9 for the counting launch). */
-AOT_KERNEL AOT_LAUNCH_BOUNDS(EXPERT_BLOCK) void moe_sort_experts(aot_moe_sort_kargs a)
+/* The padding entries and block ids of every expert, and the entries past the last segment
+ * (num_valid_ids[0] = the padded total), shared by all scatter blocks: one expert per wave, its
+ * lanes on consecutive entries. */
+AOT_DEV void fill_padding(const aot_moe_sort_kargs &a, int c)
 {
-    AOT_SHARED(int, scratch, EXPERT_BLOCK / AOT_WAVE);
-    AOT_SHARED(int, base_s, AOT_MOE_MAX_EXPERTS);
-    AOT_SHARED(int, total_s, AOT_MOE_MAX_EXPERTS);
-    AOT_SHARED(int, padded_s, AOT_MOE_MAX_EXPERTS);
-    AOT_SHARED(int, lid_s, AOT_MOE_MAX_EXPERTS);
-    const int e = aot_thread_x(), bs = a.block_size;
-    int total = e < a.experts ? a.expert_info[e] : 0;
-    int local = e < a.experts && (a.mask == 0 || a.mask[e] != 0);
-    int padded = local ? (total + bs - 1) / bs * bs : 0, all, nlocal;
-    int base = aot_block_exclusive_scan_i32<EXPERT_BLOCK>(padded, scratch, &all);
-    int lid = aot_block_exclusive_scan_i32<EXPERT_BLOCK>(local, scratch, &nlocal);
-    if (e < a.experts) a.expert_info[a.experts + e] = padded ? base : -1;
-    base_s[e] = base, total_s[e] = total, padded_s[e] = padded, lid_s[e] = lid;
-    aot_sync_block();
-    for (int x = e / AOT_WAVE; x < a.experts; x += EXPERT_BLOCK / AOT_WAVE) {
-        const int b0 = base_s[x], n = padded_s[x];
-        for (int i = total_s[x] + aot_lane(); i < n; i += AOT_WAVE) a.sorted_ids[b0 + i] = padding_id(a), a.sorted_weights[b0 + i] = 0.0f;
-        for (int b = aot_lane(); b < n / bs; b += AOT_WAVE) a.sorted_expert_ids[b0 / bs + b] = lid_s[x];
+    const int bs = a.block_size, t = aot_thread_x(), lane = aot_lane(), all = a.num_valid[0];
+    const int waves = a.scatter_blocks * WAVES;
+    for (int x = c * WAVES + t / AOT_WAVE; x < a.experts; x += waves) {
+        const int b0 = a.expert_info[a.experts + x];
+        if (b0 < 0) continue;
+        const int total = a.expert_info[x], n = round_up(total, bs), lid = a.expert_info[2 * a.experts + x];
+        for (int i = total + lane; i < n; i += AOT_WAVE) a.sorted_ids[b0 + i] = padding_id(a), a.sorted_weights[b0 + i] = 0.0f;
+        for (int b = lane; b < n / bs; b += AOT_WAVE) a.sorted_expert_ids[b0 / bs + b] = lid;
     }
-    for (int i = all + e; i < a.max_padded; i += EXPERT_BLOCK)
+    const int stride = a.scatter_blocks * AOT_MOE_BLOCK;
+    for (int i = all + c * AOT_MOE_BLOCK + t; i < a.max_padded; i += stride)
         a.sorted_ids[i] = padding_id(a), a.sorted_weights[i] = 0.0f;
-    for (int b = all / bs + e; b < a.max_blocks; b += EXPERT_BLOCK) a.sorted_expert_ids[b] = -1;
-    if (e == 0) a.num_valid[0] = all, a.num_valid[1] = a.tokens;
+    for (int b = all / bs + c * AOT_MOE_BLOCK + t; b < a.max_blocks; b += stride) a.sorted_expert_ids[b] = -1;
 }
-AOT_EMU_ENTRY(moe_sort_experts, aot_moe_sort_kargs)
 
+/* Blocks past the last chunk (there are scatter_blocks) only pad. */
 AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_sort_scatter(aot_moe_sort_kargs a)
 {
-    AOT_SHARED(int, packed, CHUNK_PAIRS);
-    AOT_SHARED(int, counts, WAVES * AOT_MOE_MAX_EXPERTS);
+    AOT_SHARED(int, start, AOT_MOE_MAX_EXPERTS);
     const int c = aot_block_x();
+    if (c >= a.chunks) return fill_padding(a, c);
     const chunk_view v = chunk_of(a, c);
-    rank_chunk(a, v, packed, counts);
-    for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) { /* counts become each wave's start */
-        const int base = a.expert_info[a.experts + e];
-        int at = base < 0 ? -0x40000000 : base + a.counts[(aot_i64)e * a.chunks + c]; /* masked out: below 0 */
-        for (int w = 0; w < WAVES; w++) {
-            const int n = counts[w * a.experts + e];
-            counts[w * a.experts + e] = at, at += n;
-        }
+    for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) {
+        const int base = a.expert_info[a.experts + e]; /* masked out: below 0 */
+        start[e] = base < 0 ? -0x40000000 : base + a.counts[(aot_i64)e * a.chunks + c];
     }
     aot_sync_block();
     for (int p = aot_thread_x(); p < v.pairs; p += AOT_MOE_BLOCK) {
-        const int e = (packed[p] & ((1 << RANK_SHIFT) - 1)) - 1;
-        const int pos = e < 0 ? -1 : counts[p / v.span * a.experts + e] + (packed[p] >> RANK_SHIFT);
+        const int x = a.ranked[(aot_i64)v.t0 * a.k + p], e = (x & ((1 << RANK_SHIFT) - 1)) - 1;
+        const int pos = e < 0 ? -1 : start[e] + (x >> RANK_SHIFT);
         if (pos < 0) continue;
         a.sorted_ids[pos] = (p % a.k) << 24 | (v.t0 + p / a.k);
         a.sorted_weights[pos] = a.weights[(aot_i64)v.t0 * a.k + p];
     }
+    fill_padding(a, c);
 }
 AOT_EMU_ENTRY(moe_sort_scatter, aot_moe_sort_kargs)

@@ -64,7 +64,7 @@ AITER_AOT_API aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softm
  * Sizes: sorted_token_ids and sorted_weights hold max_num_tokens_padded =
  *        tokens*k + experts*block_size - k elements; sorted_expert_ids holds
  *        ceil(max_num_tokens_padded / block_size). `workspace` holds
- *        aiter_aot_moe_sorting_workspace_size(tokens, experts) bytes of device memory.
+ *        aiter_aot_moe_sorting_workspace_size(tokens, k, experts) bytes of device memory.
  * Limits: 1 <= tokens < 2^24, 1 <= k <= 32, k <= experts <= 1024, block_size in 1..256.
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
@@ -88,7 +88,7 @@ typedef struct {
 
 /*! aiter_aot_moe_sorting_workspace_size() :
  *  @return bytes of device workspace moe_sorting needs for this shape, 0 for an invalid one. */
-AITER_AOT_API size_t aiter_aot_moe_sorting_workspace_size(int32_t tokens, int32_t experts);
+AITER_AOT_API size_t aiter_aot_moe_sorting_workspace_size(int32_t tokens, int32_t k, int32_t experts);
 
 /*! aiter_aot_moe_sorting_max_padded() :
  *  @return max_num_tokens_padded = tokens*k + experts*block_size - k (block_size 0 means 32). */

@@ -59,10 +59,11 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
 
 static int64_t chunks_for(int32_t tokens) { return ((int64_t)tokens + AOT_MOE_CHUNK_TOKENS - 1) / AOT_MOE_CHUNK_TOKENS; }
 
-size_t aiter_aot_moe_sorting_workspace_size(int32_t tokens, int32_t experts)
+/* Layout (int32): counts [experts][chunks], expert_info [3 * experts], done [1], ranked [tokens * k]. */
+size_t aiter_aot_moe_sorting_workspace_size(int32_t tokens, int32_t k, int32_t experts)
 {
-    if (tokens < 1 || tokens >= (1 << 24) || experts < 1 || experts > AOT_MOE_MAX_EXPERTS) return 0;
-    return (size_t)(experts * chunks_for(tokens) + 2 * (int64_t)experts) * sizeof(int32_t);
+    if (tokens < 1 || tokens >= (1 << 24) || k < 1 || k > 32 || experts < 1 || experts > AOT_MOE_MAX_EXPERTS) return 0;
+    return (size_t)(experts * chunks_for(tokens) + 3 * (int64_t)experts + 1 + (int64_t)tokens * k) * sizeof(int32_t);
 }
 
 size_t aiter_aot_moe_sorting_max_padded(int32_t tokens, int32_t k, int32_t experts, int32_t block_size)
@@ -83,9 +84,9 @@ static aiter_aot_status sort_check(const aiter_aot_moe_sorting_args *a, aot_diag
     else if (a->experts < 1 || a->experts > AOT_MOE_MAX_EXPERTS) s = BAD("moe_sorting: experts = %d; supported 1..1024", a->experts);
     else if (a->k < 1 || a->k > 32 || a->k > a->experts) s = BAD("moe_sorting: k = %d; need 1 <= k <= min(32, experts = %d)", a->k, a->experts);
     else if (a->block_size < 1 || a->block_size > 256) s = BAD("moe_sorting: block_size = %d; supported 1..256", a->block_size);
-    else if (a->workspace_size < aiter_aot_moe_sorting_workspace_size(a->tokens, a->experts))
+    else if (a->workspace_size < aiter_aot_moe_sorting_workspace_size(a->tokens, a->k, a->experts))
         s = BAD("moe_sorting: workspace_size %zu < %zu (aiter_aot_moe_sorting_workspace_size)", a->workspace_size,
-                aiter_aot_moe_sorting_workspace_size(a->tokens, a->experts));
+                aiter_aot_moe_sorting_workspace_size(a->tokens, a->k, a->experts));
     else if (a->moe_buf && (a->moe_buf_bytes % 16 || aot_misaligned(a->moe_buf, 16)))
         s = BAD("moe_sorting: moe_buf must be 16-byte aligned and moe_buf_bytes a multiple of 16");
     else if (aot_misaligned(a->topk_ids, 4) || aot_misaligned(a->topk_weights, 4) || aot_misaligned(a->sorted_token_ids, 4) ||
@@ -100,8 +101,7 @@ static aiter_aot_status sort_launches(aot_moe_sort_kargs *k, void *stream, aot_d
 {
     AOT_FORWARD(aot_op_launch("moe_sort_count", k, sizeof *k, (unsigned)k->chunks, AOT_MOE_BLOCK, stream, d));
     AOT_FORWARD(aot_op_launch("moe_sort_chunk_scan", k, sizeof *k, (unsigned)k->experts, AOT_MOE_BLOCK, stream, d));
-    AOT_FORWARD(aot_op_launch("moe_sort_experts", k, sizeof *k, 1, AOT_MOE_MAX_EXPERTS, stream, d));
-    return aot_op_launch("moe_sort_scatter", k, sizeof *k, (unsigned)k->chunks, AOT_MOE_BLOCK, stream, d);
+    return aot_op_launch("moe_sort_scatter", k, sizeof *k, (unsigned)k->scatter_blocks, AOT_MOE_BLOCK, stream, d);
 }
 
 aiter_aot_status aiter_aot_moe_sorting(const aiter_aot_moe_sorting_args *args, void *stream)
@@ -113,11 +113,12 @@ aiter_aot_status aiter_aot_moe_sorting(const aiter_aot_moe_sorting_args *args, v
     if (s == AITER_AOT_STATUS_OK) s = sort_check(&a, &d);
     if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, &d);
     int64_t chunks = chunks_for(a.tokens), max_padded = (int64_t)aiter_aot_moe_sorting_max_padded(a.tokens, a.k, a.experts, a.block_size);
-    int32_t *ws = a.workspace;
+    int32_t *ws = a.workspace, *info = ws + a.experts * chunks; /* layout: aiter_aot_moe_sorting_workspace_size */
     aot_moe_sort_kargs k = {a.topk_ids, a.topk_weights, a.expert_mask, a.sorted_token_ids,
                             a.sorted_weights, a.sorted_expert_ids, a.num_valid_ids, ws,
-                            ws + a.experts * chunks, a.moe_buf, (int64_t)(a.moe_buf ? a.moe_buf_bytes / 4 : 0),
+                            info, info + 3 * a.experts + 1, info + 3 * a.experts, a.moe_buf, (int64_t)(a.moe_buf ? a.moe_buf_bytes / 4 : 0),
                             a.tokens, a.k, a.experts, a.block_size, (int32_t)chunks, (int32_t)max_padded,
-                            (int32_t)((max_padded + a.block_size - 1) / a.block_size), 0};
+                            (int32_t)((max_padded + a.block_size - 1) / a.block_size),
+                            (int32_t)(chunks > (a.experts + 7) / 8 ? chunks : (a.experts + 7) / 8)};
     return aot_api_return(sort_launches(&k, stream, &d), &d);
 }

@@ -16,7 +16,7 @@
     X(topk_softmax_v4, aot_topk_kargs) X(topk_softmax_v8, aot_topk_kargs)                \
     X(topk_softmax_v16, aot_topk_kargs) X(topk_softmax_v32, aot_topk_kargs)              \
     X(moe_sort_count, aot_moe_sort_kargs) X(moe_sort_chunk_scan, aot_moe_sort_kargs)     \
-    X(moe_sort_experts, aot_moe_sort_kargs) X(moe_sort_scatter, aot_moe_sort_kargs)             \
+    X(moe_sort_scatter, aot_moe_sort_kargs)             \
     X(mhc_gemm_n4, aot_mhc_gemm_kargs) X(mhc_gemm_n1, aot_mhc_gemm_kargs)                    \
     X(mhc_gemm_fused, aot_mhc_gemm_kargs) X(mhc_pre, aot_mhc_pre_kargs)                      \
     X(mhc_pre_norm, aot_mhc_pre_kargs) X(mhc_pre_broadcast, aot_mhc_pre_kargs)               \
