@@ -20,18 +20,31 @@ for d in "$b"/co/gfx*; do
     done
     amd="$amd $d/*.co"
 done
-total_ccob=0
-for m in $(cut -d' ' -f1 "$tmp/list" | sort -u); do
+# ccob MODULE SUFFIX [sm]: one offload bundle of the module's AMD code objects (and with "sm" its
+# cubins too, as hip-nvptx64 entries) at the bundler's default compression; prints its size.
+ccob() {
     ts=host-x86_64-unknown-linux-gnu
     ins=/dev/null
     while read -r mm t co; do
-        [ "$mm" = "$m" ] || continue
+        [ "$mm" = "$1" ] || continue
         ts="$ts,hipv4-amdgcn-amd-amdhsa--$t"
         ins="$ins,$co"
     done <"$tmp/list"
-    "$bundler" -type=o -targets="$ts" -input="$(echo "$ins" | sed 's/,/ -input=/g')" -output="$tmp/$m.ccob" -compress 2>/dev/null ||
-        "$bundler" -type=o -targets="$ts" $(echo "$ins" | tr ',' '\n' | sed 's/^/-input=/') -output="$tmp/$m.ccob" -compress
-    total_ccob=$((total_ccob + $(wc -c <"$tmp/$m.ccob")))
+    if [ "${3:-}" = sm ]; then
+        for cubin in "$b"/co/sm_*/"$1".cubin; do
+            [ -f "$cubin" ] || continue
+            ts="$ts,hip-nvptx64-nvidia-cuda--$(basename "$(dirname "$cubin")")"
+            ins="$ins,$cubin"
+        done
+    fi
+    "$bundler" -type=o -targets="$ts" $(echo "$ins" | tr ',' '\n' | sed 's/^/-input=/') -output="$tmp/$1.$2" -compress
+    wc -c <"$tmp/$1.$2"
+}
+total_ccob=0
+total_all=0
+for m in $(cut -d' ' -f1 "$tmp/list" | sort -u); do
+    total_ccob=$((total_ccob + $(ccob "$m" amd.ccob)))
+    total_all=$((total_all + $(ccob "$m" all.ccob sm)))
 done
 "$b/bin/aot-bundle" pack -o "$tmp/ours.bundle" $(for d in "$b"/co/gfx*; do echo "--target $(basename "$d" | tr '_' ':') $d/*.co"; done) >/dev/null
 ours=$(wc -c <"$tmp/ours.bundle")
@@ -40,6 +53,9 @@ echo "AMD code objects: $(echo $amd | wc -w) files, $raw bytes uncompressed"
 echo "clang-offload-bundler --compress (CCOB v3, zstd level 3 + LDM, one bundle per module): $total_ccob bytes"
 echo "aot-bundle pack (level 19, LDM, per-target frames): $ours bytes"
 echo "ratio ours / offload-bundler: $(awk "BEGIN{printf \"%.3f\", $ours/$total_ccob}")"
+# The whole kernel set, sm_90a cubins included, against the build's bundle of every target.
+ours_all=$(wc -c <"$b/aiter_aot.bundle")
+echo "every target ($(ls "$b"/co/*/* | wc -l) files, $(cat "$b"/co/*/* | wc -c) bytes): offload-bundler $total_all bytes, the build's bundle $ours_all bytes, ratio $(awk "BEGIN{printf \"%.3f\", $ours_all/$total_all}")"
 for lvl in 3 9 19 22; do
     "$b/bin/aot-bundle" pack --level $lvl --dict none -o "$tmp/l$lvl" $(for d in "$b"/co/gfx*; do echo "--target $(basename "$d" | tr '_' ':') $d/*.co"; done)
     "$b/bin/aot-bundle" pack --level $lvl --dict always -o "$tmp/d$lvl" $(for d in "$b"/co/gfx*; do echo "--target $(basename "$d" | tr '_' ':') $d/*.co"; done) 2>/dev/null || cp "$tmp/l$lvl" "$tmp/d$lvl"

@@ -1,6 +1,6 @@
 """A few moe_sorting calls at tokens=16384, experts=256, k=8, block_size=32, for ncu (the time of
-each of the four kernels of one call):
-ncu --clock-control none --kernel-name regex:moe_sort --launch-skip 4 --launch-count 4 \
+each of the three kernels of one call):
+ncu --clock-control none --kernel-name regex:moe_sort --launch-skip 3 --launch-count 3 \
     --section SpeedOfLight python3 bench/profile_sort.py build/lib/libaiter_aot.so"""
 import os
 import sys
