@@ -96,7 +96,9 @@ AITER_AOT_API size_t aiter_aot_moe_sorting_max_padded(int32_t tokens, int32_t k,
                                                       int32_t block_size);
 
 /*! aiter_aot_moe_sorting() :
- *  Validates `args` and launches on `stream` (three kernels, plus one when moe_buf is set).
+ *  Validates `args` and launches on `stream` (three kernels; the first also zero-fills moe_buf).
+ *  The workspace is scratch for one call at a time: calls in flight together on different
+ *  streams need workspaces of their own.
  *  @return AITER_AOT_STATUS_OK, or a status and aiter_aot_last_error(). */
 AITER_AOT_API aiter_aot_status aiter_aot_moe_sorting(const aiter_aot_moe_sorting_args *args,
                                                      void *stream);
