@@ -8,9 +8,9 @@
  * 3. k rounds of a wave argmax (max of the order-preserving key of the logit, then min of the
  *    expert id among the lanes holding it): the winner is marked taken; lane s keeps round s's
  *    result, so the k outputs of a row are written by k lanes at once.
- * fp16/bf16 logits (topk_rows_packed): each lane holds a contiguous run of experts as 32-bit
- * keys packing logit and expert id and keeps its two best; a round is one wave max and a pop;
- * the weights are computed once at the end.
+ * fp16/bf16 logits (topk_row_packed): each lane holds a contiguous run of experts as 32-bit
+ * keys packing logit and expert id and keeps its four best in order; a round is one wave max
+ * and a pop; the weights are computed once at the end.
  * Variants topk_softmax_v<VPT> exist for VPT = 1..32; the runtime picks the smallest with
  * VPT * wave >= experts. */
 #include "aot_device.h"
@@ -99,7 +99,8 @@ AOT_DEV void topk_row(const aot_topk_kargs &a, int row)
  * Each lane keeps its four best keys in order; a round is one wave max over the lanes' best and
  * a pop on the winning lane. This path assumes a finite row max, no NaN and no lane holding
  * more than four of a row's k largest; a row that breaks one (seen from the row max, the sum
- * and the lanes left empty) takes topk_row instead. BF16 is a constant (one instantiation per type). */
+ * and the lanes left empty) takes topk_row instead. BF16 is a constant (one instantiation per
+ * type). */
 AOT_DEV aot_u32 key16(aot_u32 b, int e)
 {
     const aot_u32 s = (aot_u32)((aot_i32)b >> 31); /* negative: the magnitude negated, -0 as +0 */
@@ -242,8 +243,7 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
     const int row = aot_block_x() * (AOT_TOPK_BLOCK / AOT_WAVE) + aot_thread_x() / AOT_WAVE;
     if (row >= a.tokens) return; /* whole waves leave together */
     const int wide = 2 * VPT < 16 ? 2 * VPT : 16; /* bytes per load in load_words16 */
-    const bool vec = a.experts % VPT == 0 && (aot_i64)((unsigned long long)a.gating % wide) == 0 &&
-                     (a.row_stride * 2) % wide == 0;
+    const bool vec = a.experts % VPT == 0 && (unsigned long long)a.gating % wide == 0 && a.row_stride * 2 % wide == 0;
     const aot_u16 *g = (const aot_u16 *)a.gating + (aot_i64)row * a.row_stride;
     aot_u32 w[WORDS(VPT)];
     bool done = false;
