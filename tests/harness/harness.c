@@ -209,12 +209,20 @@ void harness_bad_args(const harness_mem *m, harness_tally *t)
                                     .workspace = p, .workspace_size = 1 << 16};
     struct { const char *what; aiter_aot_moe_sorting_args a; } sort[] = {
         {"k > experts", g}, {"tokens = 2^24", g}, {"NULL topk_ids", g}, {"small workspace", g},
-        {"misaligned output", g}, {"experts = 1025", g}, {"moe_buf_bytes % 16", g}};
+        {"misaligned output", g}, {"experts = 1025", g}, {"moe_buf_bytes % 16", g},
+        {"workspace one int short", g}};
     sort[0].a.k = 9, sort[1].a.tokens = 1 << 24, sort[2].a.topk_ids = NULL, sort[3].a.workspace_size = 4;
+    sort[7].a.workspace_size = aiter_aot_moe_sorting_workspace_size(4, 2, 8) - 4;
     sort[4].a.sorted_weights = (float *)(p + 2), sort[5].a.experts = 1025;
     sort[6].a.moe_buf = p, sort[6].a.moe_buf_bytes = 20;
     for (size_t i = 0; i < sizeof sort / sizeof sort[0]; i++)
         harness_rejects(t, "moe_sorting", sort[i].what, aiter_aot_moe_sorting(&sort[i].a, m->stream));
+    /* the workspace grows with k (each pair's rank); shapes out of range have none */
+    char sizes[96];
+    size_t k2 = aiter_aot_moe_sorting_workspace_size(4, 2, 8), k8 = aiter_aot_moe_sorting_workspace_size(4, 8, 8);
+    size_t k33 = aiter_aot_moe_sorting_workspace_size(4, 33, 8), t0 = aiter_aot_moe_sorting_workspace_size(0, 2, 8);
+    snprintf(sizes, sizeof sizes, "k=2: %zu, k=8: %zu, k=33: %zu, tokens=0: %zu bytes", k2, k8, k33, t0);
+    harness_report(t, k8 == k2 + 4 * 4 * 6 && k33 == 0 && t0 == 0, "moe_sorting_workspace_size", sizes);
     m->release(buf);
 }
 
