@@ -47,7 +47,12 @@ def bench_graph(fn, sets, reps=200):
     return bench(lambda g: g.replay(), graphs, reps)
 
 
-def bench_stream(fn, sets, calls=40, reps=50):
+def stream_calls(tokens):
+    """Calls per graph for bench_stream: fewer where one call is already long."""
+    return 40 if tokens <= 16384 else 8
+
+
+def bench_stream(fn, sets, calls, reps=50):
     """GPU time per call in a stream of calls: one CUDA graph holding `calls` calls, rotating
     over the sets, replayed; the replay's launch cost is shared by all of them, as it is by
     the ops of a model's captured step."""
@@ -172,9 +177,8 @@ def main():
         p = bench(torch_topk, sets)
         og = bench_graph(ours_topk, sets)
         pg = bench_graph(torch_topk, sets)
-        calls = 40 if t <= 16384 else 8
-        os_ = bench_stream(ours_topk, sets, calls)
-        ps = bench_stream(torch_topk, sets, calls)
+        os_ = bench_stream(ours_topk, sets, stream_calls(t))
+        ps = bench_stream(torch_topk, sets, stream_calls(t))
         byts = t * 256 * 2 + t * 8 * 12
         gbs = byts / (os_ * 1e-6) / 1e9
         rows.append({"op": "topk_softmax", "tokens": t, "experts": 256, "k": 8, "ours_us": o, "torch_us": p,
@@ -197,7 +201,7 @@ def main():
         sets = [x + (sort_args(x, 256, 32),) for x in sort_sets(t, 256, 8, 32, 8)]
         o = bench(lambda x: ours_sort(x, 256, 32), sets)
         og = bench_graph(lambda x: ours_sort(x, 256, 32), sets)
-        os_ = bench_stream(lambda x: ours_sort(x, 256, 32), sets, 40 if t <= 16384 else 8)
+        os_ = bench_stream(lambda x: ours_sort(x, 256, 32), sets, stream_calls(t))
         p = bench(lambda x: torch_sort(x[0], x[1], 256, 32), sets, reps=100)
         rows.append({"op": "moe_sorting", "tokens": t, "experts": 256, "k": 8, "ours_us": o, "ours_graph_us": og,
                      "ours_stream_us": os_, "torch_us": p, "speedup": p / o})

@@ -7,9 +7,9 @@
  *                         pairs start inside the expert's segment, and the expert's total; the
  *                         last block to finish lays out the experts (mask, padding, exclusive
  *                         scan -> segment starts, local ids, num_valid_ids);
- *  3. moe_sort_scatter    per chunk, each pair to its place; every block (at least one per 8
- *                         experts) also writes the padding and block ids of a share of the
- *                         experts, and of the unused tail.
+ *  3. moe_sort_scatter    per chunk, each pair to its place; every block (at least one per
+ *                         AOT_MOE_PAD_EXPERTS experts) also writes the padding and block
+ *                         ids of a share of the experts, and of the unused tail.
  * Counting ranks a chunk's pairs with every wave at once (rank_chunk). The output is
  * deterministic: the one atomic only elects the block that lays out the experts. */
 #include "aot_device.h"
@@ -18,6 +18,9 @@
 #define CHUNK_PAIRS (AOT_MOE_CHUNK_TOKENS * 32) /* k <= 32 */
 #define WAVES (AOT_MOE_BLOCK / AOT_WAVE)
 #define RANK_SHIFT 11 /* packed pair: expert + 1 (0..1024) below, rank (< CHUNK_PAIRS) above */
+
+/* The expert of a packed pair (rank_chunk), -1 when it names none. */
+AOT_DEV int packed_expert(int x) { return (x & ((1 << RANK_SHIFT) - 1)) - 1; }
 
 /* What a block knows of its chunk: first token, pairs, and the pairs each wave ranks. */
 typedef struct {
@@ -75,7 +78,7 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_sort_count(aot_moe_sort_kar
     if (c == 0 && aot_thread_x() == 0) *a.done = 0; /* for the next launch's election */
     aot_sync_block();
     for (int p = aot_thread_x(); p < v.pairs; p += AOT_MOE_BLOCK) {
-        const int x = packed[p], e = (x & ((1 << RANK_SHIFT) - 1)) - 1;
+        const int x = packed[p], e = packed_expert(x);
         a.ranked[(aot_i64)v.t0 * a.k + p] = e < 0 ? 0 : x + (counts[p / v.span * a.experts + e] << RANK_SHIFT);
     }
     if (a.moe_buf)
@@ -174,7 +177,7 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_sort_scatter(aot_moe_sort_k
     }
     aot_sync_block();
     for (int p = aot_thread_x(); p < v.pairs; p += AOT_MOE_BLOCK) {
-        const int x = a.ranked[(aot_i64)v.t0 * a.k + p], e = (x & ((1 << RANK_SHIFT) - 1)) - 1;
+        const int x = a.ranked[(aot_i64)v.t0 * a.k + p], e = packed_expert(x);
         const int pos = e < 0 ? -1 : start[e] + (x >> RANK_SHIFT);
         if (pos < 0) continue;
         a.sorted_ids[pos] = (p % a.k) << 24 | (v.t0 + p / a.k);

@@ -113,12 +113,13 @@ aiter_aot_status aiter_aot_moe_sorting(const aiter_aot_moe_sorting_args *args, v
     if (s == AITER_AOT_STATUS_OK) s = sort_check(&a, &d);
     if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, &d);
     int64_t chunks = chunks_for(a.tokens), max_padded = (int64_t)aiter_aot_moe_sorting_max_padded(a.tokens, a.k, a.experts, a.block_size);
+    int64_t pad_blocks = (a.experts + AOT_MOE_PAD_EXPERTS - 1) / AOT_MOE_PAD_EXPERTS;
     int32_t *ws = a.workspace, *info = ws + a.experts * chunks; /* layout: aiter_aot_moe_sorting_workspace_size */
     aot_moe_sort_kargs k = {a.topk_ids, a.topk_weights, a.expert_mask, a.sorted_token_ids,
                             a.sorted_weights, a.sorted_expert_ids, a.num_valid_ids, ws,
                             info, info + 3 * a.experts + 1, info + 3 * a.experts, a.moe_buf, (int64_t)(a.moe_buf ? a.moe_buf_bytes / 4 : 0),
                             a.tokens, a.k, a.experts, a.block_size, (int32_t)chunks, (int32_t)max_padded,
                             (int32_t)((max_padded + a.block_size - 1) / a.block_size),
-                            (int32_t)(chunks > (a.experts + 7) / 8 ? chunks : (a.experts + 7) / 8)};
+                            (int32_t)(chunks > pad_blocks ? chunks : pad_blocks)};
     return aot_api_return(sort_launches(&k, stream, &d), &d);
 }
