@@ -320,14 +320,26 @@ AOT_DEV float sinkhorn(float z, int iters, float eps)
     return c;
 }
 
-/* The 24 mix sums and the sum of squares of token t over the splits, into mix_s[0..24]. */
+/* The 24 mix sums and the sum of squares of token t over the splits, into mix_s[0..24]. Lane e
+ * of wave g adds splits g, g + WAVES, ...: the loads are independent, so a decode step's many
+ * splits cost a few trips to L2 rather than one per split. */
 AOT_DEV void reduce_partials(const aot_mhc_pre_kargs &a, int t, float *mix_s)
 {
-    const int tid = aot_thread_x();
-    if (tid <= AOT_MHC_MIX) {
+    constexpr int WAVES = AOT_MHC_BLOCK / AOT_WAVE, V = AOT_MHC_MIX + 1;
+    AOT_SHARED(float, part, WAVES * V);
+    const int tid = aot_thread_x(), e = aot_lane(), g = tid / AOT_WAVE;
+    if (e < V) {
         float s = 0.0f;
-        for (int p = 0; p < a.splits; p++)
-            s += tid < AOT_MHC_MIX ? a.mix[((aot_i64)p * a.tokens + t) * AOT_MHC_MIX + tid] : a.sqrsum[(aot_i64)p * a.tokens + t];
+#pragma unroll 4
+        for (int p = g; p < a.splits; p += WAVES)
+            s += e < AOT_MHC_MIX ? a.mix[((aot_i64)p * a.tokens + t) * AOT_MHC_MIX + e] : a.sqrsum[(aot_i64)p * a.tokens + t];
+        part[g * V + e] = s;
+    }
+    aot_sync_block();
+    if (tid < V) {
+        float s = 0.0f;
+#pragma unroll
+        for (int w = 0; w < WAVES; w++) s += part[w * V + tid];
         mix_s[tid] = s;
     }
     aot_sync_block();

@@ -31,7 +31,7 @@ typedef struct {
  * prenorm_gemm: the projection as split-K partials.
  *   mix[s, t, o] + ... over s = residual[t] . fn[o],  sqrsum[s, t] + ... over s = sum x^2
  * broadcast != 0: residual is [tokens, C] (the first layer's input) and fn is [24, C].
- * splits: 1..min(64, C/64); aiter_aot_mhc_splits() gives the one pre_full uses.
+ * splits: 1..min(128, C/16); aiter_aot_mhc_splits() gives the one pre_full uses.
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
     size_t size;             /* sizeof(aiter_aot_mhc_prenorm_gemm_args) */

@@ -10,7 +10,7 @@
 
 #define BAD(...) aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 #define MAX_TOKENS (1 << 24)
-#define MAX_SPLITS 64
+#define MAX_SPLITS 128
 
 /* ---- shared checks (each returns OK or INVALID_ARGUMENT with the message in d) ---- */
 
@@ -38,7 +38,13 @@ static aiter_aot_status check_ptrs(const char *op, const char *names, const char
 }
 #define PTRS(op, names, align, ...) check_ptrs(op, names, align, (const void *const[]){__VA_ARGS__}, d)
 
-static int32_t max_splits(int32_t hidden) { return hidden / AOT_MHC_GEMM_CHUNK < MAX_SPLITS ? hidden / AOT_MHC_GEMM_CHUNK : MAX_SPLITS; }
+/* At least one chunk of the 4 * hidden projection inputs per split. (The one-stream and fused
+ * projections have a quarter as many chunks; their surplus splits add zeros.) */
+static int32_t max_splits(int32_t hidden)
+{
+    const int32_t chunks = AOT_MHC_N * hidden / AOT_MHC_GEMM_CHUNK;
+    return chunks < MAX_SPLITS ? chunks : MAX_SPLITS;
+}
 
 static aiter_aot_status check_splits(const char *op, int32_t splits, int32_t hidden, aot_diag *d)
 {

@@ -49,13 +49,16 @@ int main(int argc, char **argv)
 
     /* mHC: every kernel and variant, hidden sizes of 256 and 512 (2 and 4 projection chunks per
      * split), token counts that leave partial tiles; the emulator's device has 4
-     * multiprocessors, so pre_full picks 8 splits for one tile. */
+     * multiprocessors, so pre_full picks 16 splits for one tile, more than the one-stream
+     * (broadcast) projection has chunks at these sizes: its surplus splits must add zeros, as
+     * must those of the fused case with 16 splits. */
     mhc_case mhc[] = {
         {MHC_PRE_FULL, 1, 256, 0, 0, 0},      {MHC_PRE_FULL, 5, 512, 1, 0, 0},
         {MHC_PRE_FULL, 3, 256, 1, 1, 0},      {MHC_PRE_FULL, 2, 512, 0, 1, 0},
         {MHC_GEMM_THEN_PRE, 37, 256, 0, 0, 1}, {MHC_GEMM_THEN_PRE, 4, 512, 1, 0, 3},
         {MHC_POST, 3, 1280, 0, 0, 0},         {MHC_FUSED, 5, 256, 0, 0, 2},
-        {MHC_FUSED, 16, 512, 0, 0, 1},        {MHC_HEAD, 3, 512, 0, 0, 0}};
+        {MHC_FUSED, 16, 512, 0, 0, 1},        {MHC_FUSED, 5, 256, 0, 0, 16},
+        {MHC_HEAD, 3, 512, 0, 0, 0}};
     for (size_t i = 0; i < sizeof mhc / sizeof mhc[0]; i++) harness_mhc(&m, &mhc[i], seed++, &t);
     harness_mhc_bad_args(&m, &t);
 

@@ -348,9 +348,10 @@ void harness_mhc_bad_args(const harness_mem *m, harness_tally *t)
     struct { const char *what; aiter_aot_mhc_pre_args a; } pre[] = {
         {"hidden = 4000", good}, {"hc_mult = 3", good}, {"NULL mix", good}, {"splits = 0", good},
         {"sinkhorn_iters = 0", good}, {"misaligned residual", good}, {"residual_out without broadcast", good},
-        {"hidden = 16640", good}};
+        {"hidden = 16640", good}, {"splits = 17 at hidden = 256 (at most hidden / 16)", good}};
     pre[0].a.hidden = 4000, pre[1].a.hc_mult = 3, pre[2].a.mix = NULL, pre[3].a.splits = 0;
     pre[4].a.params.sinkhorn_iters = 0, pre[5].a.residual = p + 1, pre[6].a.residual_out = p, pre[7].a.hidden = 16640;
+    pre[8].a.splits = 17;
     aiter_aot_stats before = {.size = sizeof before}, after = {.size = sizeof after};
     aiter_aot_get_stats(&before);
     for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
