@@ -107,6 +107,17 @@ AOT_DEV aot_u32 key16(aot_u32 b, int e)
     return (b ^ (s & 0x7fffffffu)) - s + (0x8000ffffu - (aot_u32)e);
 }
 
+/* Keys of the two 16-bit logits in word w (experts e, e + 1), as key16 makes them, two at a
+ * time: each half's bits made two's complement + 0x8000 (a negative half x gives 0x10000 - x,
+ * so -0 and +0 both give 0x8000), then the id field. */
+AOT_DEV void keys2(aot_u32 w, int e, aot_u32 &lo, aot_u32 &hi)
+{
+    const aot_u32 neg = ((w >> 15) & 0x00010001u) * 0xffffu; /* 0xffff in each negative half */
+    const aot_u32 k = (w ^ neg) + ((neg & 0x80018001u) ^ 0x80008000u);
+    lo = (k << 16) | (0xffffu - (aot_u32)e);
+    hi = (k & 0xffff0000u) | (0xfffeu - (aot_u32)e);
+}
+
 template <int BF16>
 AOT_DEV float bits16_logit(aot_u32 b) { return BF16 ? aot_f32_from_bits(b) : aot_f16_to_f32((aot_u16)(b >> 16)); }
 
@@ -213,10 +224,10 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
     const int lane = aot_lane(), E = a.experts, e0 = lane * VPT;
     aot_u32 b[VPT], key[VPT];
 #pragma unroll
-    for (int j = 0; j < VPT; j++) {
-        b[j] = j & 1 ? w[j / 2] & 0xffff0000u : w[j / 2] << 16;
-        key[j] = key16(b[j], e0 + j);
-    }
+    for (int j = 0; j < VPT; j++) b[j] = j & 1 ? w[j / 2] & 0xffff0000u : w[j / 2] << 16;
+#pragma unroll
+    for (int c = 0; c < VPT / 2; c++) keys2(w[c], e0 + 2 * c, key[2 * c], key[2 * c + 1]);
+    if (VPT == 1) key[0] = key16(b[0], e0);
     if (e0 + VPT > E) /* a lane at the row's end */
 #pragma unroll
         for (int j = 0; j < VPT; j++) key[j] = e0 + j < E ? key[j] : 0u;
@@ -225,9 +236,12 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
     aot_u32 best = aot_wave_max_u32(h[0]);
     const float mx = key_logit<BF16>(best);
     if (!finite(mx)) return false; /* whole waves: best is the wave's */
+    /* numerators 2^(x log2 e - mx log2 e): one fma each; the rounding of mx log2 e scales every
+     * numerator alike, so it cancels in the weights */
+    const float L = 1.4426950408889634f, mxl = mx * L;
     float sum = 0.0f;
 #pragma unroll
-    for (int j = 0; j < VPT; j++) sum += aot_exp_fast(bits16_logit<BF16>(b[j]) - mx);
+    for (int j = 0; j < VPT; j++) sum += aot_exp2_fast(bits16_logit<BF16>(b[j]) * L - mxl);
     sum = aot_wave_sum_f32(sum);
     if (sum != sum) return false; /* a NaN logit */
     aot_u32 mine = lane == 0 ? best : 0u;
@@ -240,7 +254,7 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
     /* A lane with nothing left that holds more than TOPN experts may hide the next one (false
      * alarms when it gave its last key in the last round; rare either way). */
     if (aot_wave_any(h[0] == 0u && e0 + TOPN < E && VPT > TOPN)) return false;
-    const float num = lane < a.k ? aot_exp_fast(key_logit<BF16>(mine) - mx) : 0.0f;
+    const float num = lane < a.k ? aot_exp2_fast(key_logit<BF16>(mine) * L - mxl) : 0.0f;
     const float scale = 1.0f / (a.renormalize ? aot_wave_sum_f32(num) : sum); /* both >= 1 */
     write_row(a, row, lane, num * scale, (int)(0xffffu - (mine & 0xffffu)));
     return true;
