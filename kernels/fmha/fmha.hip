@@ -401,7 +401,7 @@ AOT_DEV float scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, 
 #pragma unroll
     for (int ks = 0; ks < D / S::K; ks++) aot_wg_mma_ss<S, F16>(S(), sc, Qs, ks * S::K, Ks, NS * S::N, 0);
     aot_wg_end(sc);
-    const float log2e = 1.4426950408889634f, scale2 = a.scale * log2e;
+    const float log2e = AOT_LOG2E, scale2 = a.scale * log2e;
     float mul = 1.0f;
     if (a.softcap > 0.0f) /* one test for the tile: per element it becomes a branch each */
 #pragma unroll

@@ -252,9 +252,12 @@ AOT_DEV void aot_wg_mma_ss(S, float (&c)[NT][S::C], const aot_u16 *at, int k0, c
 }
 #endif
 
+/* log2(e) in fp32, for kernels that fold it into a scale of their own before aot_exp2_fast */
+#define AOT_LOG2E 1.4426950408889634f
+
 /* e^x through exp2: one multiply rounding (relative error about |x| * 2^-24) plus the
  * hardware exp2's. Callers pass x <= 0 (max-subtracted softmax), where it stays near 1e-6. */
-AOT_DEV float aot_exp_fast(float x) { return aot_exp2_fast(x * 1.4426950408889634f); }
+AOT_DEV float aot_exp_fast(float x) { return aot_exp2_fast(x * AOT_LOG2E); }
 
 /* 1 / (1 + e^-x), through the fast exp (relative error about 1e-6 for |x| < 20). */
 AOT_DEV float aot_sigmoid(float x) { return 1.0f / (1.0f + aot_exp_fast(-x)); }

@@ -101,15 +101,10 @@ AOT_DEV void topk_row(const aot_topk_kargs &a, int row)
  * more than four of a row's k largest; a row that breaks one (seen from the row max, the sum
  * and the lanes left empty) takes topk_row instead. BF16 is a constant (one instantiation per
  * type). */
-AOT_DEV aot_u32 key16(aot_u32 b, int e)
-{
-    const aot_u32 s = (aot_u32)((aot_i32)b >> 31); /* negative: the magnitude negated, -0 as +0 */
-    return (b ^ (s & 0x7fffffffu)) - s + (0x8000ffffu - (aot_u32)e);
-}
 
-/* Keys of the two 16-bit logits in word w (experts e, e + 1), as key16 makes them, two at a
- * time: each half's bits made two's complement + 0x8000 (a negative half x gives 0x10000 - x,
- * so -0 and +0 both give 0x8000), then the id field. */
+/* Keys of the two 16-bit logits in word w (experts e, e + 1), two at a time: each half's bits
+ * made two's complement + 0x8000 (a negative half x gives 0x10000 - x, so -0 and +0 both give
+ * 0x8000), then the id field. */
 AOT_DEV void keys2(aot_u32 w, int e, aot_u32 &lo, aot_u32 &hi)
 {
     const aot_u32 neg = ((w >> 15) & 0x00010001u) * 0xffffu; /* 0xffff in each negative half */
@@ -226,8 +221,11 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
 #pragma unroll
     for (int j = 0; j < VPT; j++) b[j] = j & 1 ? w[j / 2] & 0xffff0000u : w[j / 2] << 16;
 #pragma unroll
-    for (int c = 0; c < VPT / 2; c++) keys2(w[c], e0 + 2 * c, key[2 * c], key[2 * c + 1]);
-    if (VPT == 1) key[0] = key16(b[0], e0);
+    for (int c = 0; c < WORDS(VPT); c++) {
+        aot_u32 hi;
+        keys2(w[c], e0 + 2 * c, key[2 * c], hi);
+        if (2 * c + 1 < VPT) key[2 * c + 1] = hi;
+    }
     if (e0 + VPT > E) /* a lane at the row's end */
 #pragma unroll
         for (int j = 0; j < VPT; j++) key[j] = e0 + j < E ? key[j] : 0u;
@@ -238,7 +236,7 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
     if (!finite(mx)) return false; /* whole waves: best is the wave's */
     /* numerators 2^(x log2 e - mx log2 e): one fma each; the rounding of mx log2 e scales every
      * numerator alike, so it cancels in the weights */
-    const float L = 1.4426950408889634f, mxl = mx * L;
+    const float L = AOT_LOG2E, mxl = mx * L;
     float sum = 0.0f;
 #pragma unroll
     for (int j = 0; j < VPT; j++) sum += aot_exp2_fast(bits16_logit<BF16>(b[j]) * L - mxl);
