@@ -46,8 +46,8 @@ aot_entry_rec aot_bundle_entry(const aot_bundle *b, uint32_t i)
 {
     const unsigned char *p = b->base + b->entries_off + (size_t)i * AOT_ENTRY_SIZE;
     aot_entry_rec r = {get32(p), get32(p + 4), get16(p + 8), get16(p + 10), get32(p + 12),
-                       get32(p + 16), get32(p + 20), get32(p + 24), get64(p + 32), get64(p + 40),
-                       get64(p + 48)};
+                       get32(p + 16), get32(p + 20), get32(p + 24), get32(p + 28), get32(p + 32),
+                       get64(p + 40)};
     return r;
 }
 
@@ -103,8 +103,8 @@ void aot_encode_entry(unsigned char *p, const aot_entry_rec *r)
     memset(p, 0, AOT_ENTRY_SIZE);
     put32(p, r->name), put32(p + 4, r->target), put16(p + 8, r->kind), put16(p + 10, r->abi);
     put32(p + 12, r->e_flags), put32(p + 16, r->frame), put32(p + 20, r->kernel_first);
-    put32(p + 24, r->kernel_count), put64(p + 32, r->offset), put64(p + 40, r->size);
-    put64(p + 48, r->hash);
+    put32(p + 24, r->kernel_count), put32(p + 28, (uint32_t)r->offset), put32(p + 32, (uint32_t)r->size);
+    put64(p + 40, r->hash);
 }
 
 void aot_encode_kernel(unsigned char *p, const aot_kernel_rec *r)

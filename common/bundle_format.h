@@ -1,4 +1,4 @@
-/* bundle_format.h : the on-disk records of bundle format version 1. The specification, with
+/* bundle_format.h : the on-disk records of bundle format version 2. The specification, with
  * every field's meaning and every rule a reader enforces, is docs/bundle-format.md. These
  * structs are never overlaid on bundle bytes (which may be unaligned); bundle.c decodes each
  * field from little-endian bytes at the offsets given here. */
@@ -8,13 +8,13 @@
 #include <stdint.h> /* uint32_t, uint64_t */
 
 #define AOT_BUNDLE_MAGIC "AITERAOT"
-#define AOT_BUNDLE_VERSION 1
+#define AOT_BUNDLE_VERSION 2
 #define AOT_BUNDLE_FLAG_DICT 0x1u
 #define AOT_BUNDLE_KNOWN_FLAGS AOT_BUNDLE_FLAG_DICT
 
 #define AOT_HEADER_SIZE 64
-#define AOT_ENTRY_SIZE 64
-#define AOT_KERNEL_SIZE 64
+#define AOT_ENTRY_SIZE 48
+#define AOT_KERNEL_SIZE 48
 #define AOT_ARG_SIZE 16
 #define AOT_FRAME_SIZE 32
 

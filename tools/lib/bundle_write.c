@@ -60,12 +60,17 @@ static aiter_aot_status build_blobs(aot_pack_item *items, size_t n, frame_build 
 {
     size_t f = 0;
     for (size_t i = 0; i < n; f++) {
+        *nf = f; /* the frames built so far, for the caller to free on an error */
         size_t j = i, total = 0;
         while (j < n && strcmp(items[j].co.target, items[i].co.target) == 0) {
             offsets[j] = total;
             total += pad8(items[j].size);
             j++;
         }
+        if (total > AOT_MAX_FRAME_USIZE) /* the index stores offsets and sizes in 32 bits */
+            return aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT,
+                            "target %s: %zu bytes of code objects; one target's frame holds at most 1 GiB "
+                            "(split the modules into several bundles)", items[i].co.target, total);
         fr[f] = (frame_build){i, j - i, calloc(total ? total : 1, 1), total, NULL, 0, items[i].co.target, -1};
         if (fr[f].blob == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
         for (size_t k = i; k < j; k++) memcpy(fr[f].blob + offsets[k], items[k].bytes, items[k].size);
