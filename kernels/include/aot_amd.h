@@ -8,6 +8,7 @@
 #define AOT_LAUNCH_BOUNDS(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
 #define AOT_LAUNCH_BOUNDS_MIN(n, blocks) AOT_LAUNCH_BOUNDS(n) /* the thread bound only: see aot_device.h */
 #define AOT_SHARED(T, name, n) __attribute__((shared)) T name[n]
+#define AOT_SHARED_DYN(T, name, n) extern __attribute__((shared)) T name[]
 
 /* CDNA (gfx9) runs wave64; RDNA would be wave32 and is not a target yet. */
 #if defined(__gfx90a__) || defined(__gfx942__) || defined(__gfx950__)

@@ -10,6 +10,10 @@
  *                          a multiprocessor (NVIDIA; AMD keeps the thread bound only, as its
  *                          register budget is per wave and no AMD variant should change)
  *   AOT_SHARED(T, name, n) a block-shared array T name[n]
+ *   AOT_SHARED_DYN(T, name, n)  a block-shared T name[n] whose bytes the launch provides
+ *                          (the host passes at least n * sizeof(T) as the launch's dynamic
+ *                          shared memory; NVIDIA caps static shared memory at 48 KiB); one per
+ *                          kernel
  *   aot_thread_x(), aot_block_x()            thread and block index (x only)
  *   aot_sync_block()       barrier for the block, with shared-memory ordering
  *   aot_sync_wave()        barrier for the wave, with shared-memory ordering among its lanes
@@ -53,7 +57,7 @@
  * Loads and conversions with vendor fast paths (generic versions below): aot_frag_a and
  * aot_frag_b_cols/rows (fragments from swizzled shared tiles, aot_swz), aot_wg_mma_ss/rs
  * (products of 4 waves with B from a tile), aot_copy16_async (+ commit, wait_all),
- * aot_pack2_16, aot_wave_any.
+ * aot_copy_async_wait_prior<N>, aot_pack2_16, aot_wave_any.
  * Everything below is written once on top of those. */
 #ifndef AOT_DEVICE_H
 #define AOT_DEVICE_H
@@ -167,6 +171,14 @@ AOT_DEV void aot_copy16_async(void *shared_dst, const void *src, bool valid)
 }
 AOT_DEV void aot_copy_async_commit(void) {}
 AOT_DEV void aot_copy_async_wait_all(void) {}
+#endif
+/* Waits until at most N of this thread's committed groups of copies are still in flight. */
+#if !defined(AOT_COPY_ASYNC_PRIOR)
+template <int N>
+AOT_DEV void aot_copy_async_wait_prior(void)
+{
+    if (N == 0) aot_copy_async_wait_all();
+}
 #endif
 
 #include "aot_tile.h" /* aot_swz: where element (row, col) of a swizzled tile lies */

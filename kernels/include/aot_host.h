@@ -25,6 +25,12 @@
     static char name##_key_; \
     T *const name = (T *)emu_shared(&name##_key_, sizeof(T) * (n))
 
+/* The launch's dynamic shared memory: the emulator fails the launch when the host passed less
+ * than the kernel uses. */
+#define AOT_SHARED_DYN(T, name, n) \
+    static char name##_key_; \
+    T *const name = (T *)emu_shared_dynamic(&name##_key_, sizeof(T) * (n))
+
 AOT_DEV int aot_thread_x(void) { return emu_thread_x(); }
 AOT_DEV int aot_block_x(void) { return emu_block_x(); }
 AOT_DEV void aot_sync_block(void) { emu_barrier(); }

@@ -7,6 +7,7 @@
 #define AOT_LAUNCH_BOUNDS(n) __launch_bounds__(n)
 #define AOT_LAUNCH_BOUNDS_MIN(n, blocks) __launch_bounds__(n, blocks)
 #define AOT_SHARED(T, name, n) __shared__ T name[n]
+#define AOT_SHARED_DYN(T, name, n) extern __shared__ __align__(16) T name[]
 #define AOT_WAVE 32
 
 AOT_DEV int aot_thread_x(void) { return (int)threadIdx.x; }
@@ -98,6 +99,14 @@ AOT_DEV void aot_copy_async_wait_all(void) { asm volatile("cp.async.wait_group 0
 #else
 AOT_DEV void aot_copy_async_wait_all(void) { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
 #endif
+
+#define AOT_COPY_ASYNC_PRIOR 1
+template <int N>
+AOT_DEV void aot_copy_async_wait_prior(void)
+{
+    if (N == 0) aot_copy_async_wait_all();
+    else asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
 
 /* Fragments of m16n8k16 from swizzled shared tiles (aot_swz) with ldmatrix x4: four 8x8
  * matrices, lane l pointing at row l % 8 of matrix l / 8; each row is 16 bytes of one chunk. A: matrices (rows 0-7, k 0-7),

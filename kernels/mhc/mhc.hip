@@ -161,22 +161,34 @@ struct a_chunk {
     aot_u16x8 v[TW][S::A_ROWS][KC / S::G / 8];
 };
 
-template <class S, int TW>
-AOT_DEV void a_load(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, int t0, a_chunk<S, TW> &x)
+#define RS AOT_MHC_TC_ROW
+
+/* Copies chunk k0 of the block's TB token rows (from token tb0) into a stage of shared memory,
+ * [TB][RS]; rows past the last token are zeros. */
+template <int TB>
+AOT_DEV void stage_issue(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, int tb0, aot_u16 *stage)
 {
-    const int lane = aot_lane();
-    const aot_i64 k = k0 + phys_k<S>(S::k_group(lane), 0, 0);
+    constexpr int SEGS = KC / 8; /* 16-byte pieces per row */
+#pragma unroll
+    for (int j = 0; j < TB * SEGS / AOT_MHC_BLOCK; j++) {
+        const int p = aot_thread_x() + j * AOT_MHC_BLOCK, row = p / SEGS, seg = p % SEGS, t = tb0 + row;
+        const bool valid = t < a.tokens;
+        aot_copy16_async(stage + row * RS + seg * 8, a.residual + (valid ? (aot_i64)t * K : 0) + k0 + seg * 8, valid);
+    }
+}
+
+/* The wave's A values of a staged chunk (its tokens start at row wr0 of the stage). */
+template <class S, int TW>
+AOT_DEV void a_from_stage(const aot_u16 *stage, int wr0, a_chunk<S, TW> &x)
+{
+    const int lane = aot_lane(), k = phys_k<S>(S::k_group(lane), 0, 0);
 #pragma unroll
     for (int w = 0; w < TW; w++)
 #pragma unroll
         for (int r = 0; r < S::A_ROWS; r++) {
-            const int t = t0 + w * S::M + S::a_row(lane, 0) + r * (S::M / S::A_ROWS);
+            const int row = wr0 + w * S::M + S::a_row(lane, 0) + r * (S::M / S::A_ROWS);
 #pragma unroll
-            for (int v = 0; v < KC / S::G / 8; v++)
-                if (t < a.tokens) x.v[w][r][v] = aot_load_u16x8(a.residual + t * K + k + 8 * v);
-                else
-#pragma unroll
-                    for (int e = 0; e < 8; e++) x.v[w][r][v].v[e] = 0;
+            for (int v = 0; v < KC / S::G / 8; v++) x.v[w][r][v] = aot_load_u16x8(stage + row * RS + k + 8 * v);
         }
 }
 
@@ -191,9 +203,42 @@ AOT_DEV void a_fragment(const a_chunk<S, TW> &x, int w, int s, aot_u16 (&f)[S::A
     }
 }
 
-/* TW: tiles of S::M tokens per wave (each staged fn chunk feeds TW times the matrix work).
- * The loop is software-pipelined: chunk c+1's A fragments and fn values are in flight while
- * chunk c is multiplied; the fn terms are double-buffered, one barrier per chunk. */
+/* One chunk's products: per k step, the A fragments (and their squares) against the three fn
+ * terms of every output tile. */
+template <class S, int TW, int NT, int OP>
+AOT_DEV void chunk_mma(const a_chunk<S, TW> &x, const aot_u16 *terms, float (&acc)[TW][NT][S::C], float (&sqa)[TW][S::A])
+{
+    const int lane = aot_lane();
+#pragma unroll
+    for (int s = 0; s < KC / S::K; s++) {
+        aot_u16 af[TW][S::A];
+#pragma unroll
+        for (int w = 0; w < TW; w++) {
+            a_fragment<S, TW>(x, w, s, af[w]);
+#pragma unroll
+            for (int i = 0; i < S::A; i++) sqa[w][i] += aot_bf16_to_f32(af[w][i]) * aot_bf16_to_f32(af[w][i]);
+        }
+#pragma unroll
+        for (int term = 0; term < 3; term++)
+#pragma unroll
+            for (int n = 0; n < NT; n++) {
+                aot_u16 bf[S::B];
+#pragma unroll
+                for (int i = 0; i < S::B; i += 2) {
+                    const aot_u32 pair = aot_load_u16x2(terms + (term * OP + n * S::N + S::b_col(lane, i)) * KCP +
+                                                        phys_k<S>(S::k_group(lane), s, S::b_rank(i)));
+                    bf[i] = (aot_u16)pair, bf[i + 1] = (aot_u16)(pair >> 16);
+                }
+#pragma unroll
+                for (int w = 0; w < TW; w++) aot_mma_bf16(S(), acc[w][n], af[w], bf);
+            }
+    }
+}
+
+/* TW: tiles of S::M tokens per wave (each staged fn chunk feeds TW times the matrix work). The
+ * block's residual rows come through STAGES chunks of shared memory filled by asynchronous
+ * copies (STAGES - 1 in flight while one is multiplied), so many loads are in flight without
+ * holding registers; the fn terms are double-buffered. One barrier per chunk. */
 template <int NJ, int TW>
 AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
 {
@@ -201,13 +246,16 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
     static_assert(S::M * TW == AOT_MHC_TC_TOKENS, "the runtime sizes the grid with AOT_MHC_TC_TOKENS");
     constexpr int WAVES = AOT_MHC_BLOCK / AOT_WAVE, NT = (AOT_MHC_MIX + S::N - 1) / S::N, OP = NT * S::N;
     constexpr int BUF = 3 * OP * KCP; /* u16 per buffer of staged terms */
+    constexpr int TB = WAVES * AOT_MHC_TC_TOKENS, STAGES = AOT_MHC_TC_STAGES(AOT_WAVE), STAGE = TB * RS;
+    static_assert(AOT_MHC_TC_SHARED(AOT_WAVE) == STAGES * STAGE * 2, "the runtime's dynamic shared size");
+    static_assert(STAGE * 2 >= AOT_MHC_BLOCK * S::A * 4, "the squares' gather reuses a stage");
     const int tid = aot_thread_x(), lane = aot_lane(), split = aot_block_x() % a.splits;
-    const int t0 = ((aot_block_x() / a.splits) * WAVES + tid / AOT_WAVE) * S::M * TW;
+    const int tb0 = (aot_block_x() / a.splits) * TB, wr0 = (tid / AOT_WAVE) * AOT_MHC_TC_TOKENS, t0 = tb0 + wr0;
     const aot_i64 K = (aot_i64)NJ * a.hidden;
     const int chunks = (int)(K / KC), c_lo = split * chunks / a.splits, c_hi = (split + 1) * chunks / a.splits;
     AOT_SHARED(aot_u32, fs32, BUF); /* two buffers of BUF u16 */
-    AOT_SHARED(float, sqs, AOT_MHC_BLOCK * S::A);
-    aot_u16 *const fs = (aot_u16 *)fs32;
+    AOT_SHARED_DYN(aot_u16x8, stage8, STAGES * STAGE / 8);
+    aot_u16 *const fs = (aot_u16 *)fs32, *const stages = (aot_u16 *)stage8;
     float acc[TW][NT][S::C], sqa[TW][S::A];
 #pragma unroll
     for (int w = 0; w < TW; w++) {
@@ -218,49 +266,31 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
 #pragma unroll
         for (int i = 0; i < S::A; i++) sqa[w][i] = 0.0f;
     }
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (c_lo + s < c_hi) stage_issue<TB>(a, K, (aot_i64)(c_lo + s) * KC, tb0, stages + s * STAGE);
+        aot_copy_async_commit(); /* empty groups too: the wait below counts groups */
+    }
     fn_stage<OP> fr;
-    a_chunk<S, TW> cur, next;
     if (c_lo < c_hi) {
         fn_load<OP>(a, K, (aot_i64)c_lo * KC, fr);
-        a_load<S, TW>(a, K, (aot_i64)c_lo * KC, t0, cur);
         fn_store<OP>(fr, fs);
     }
-    aot_sync_block();
     for (int c = c_lo; c < c_hi; c++) {
-        const aot_u16 *terms = fs + ((c - c_lo) & 1) * BUF;
+        const int i = c - c_lo;
+        aot_copy_async_wait_prior<STAGES - 2>(); /* this thread's copies of chunk c have landed */
+        aot_sync_block(); /* everyone's have; chunk c - 1's stage and fn buffer are free */
+        if (c + STAGES - 1 < c_hi)
+            stage_issue<TB>(a, K, (aot_i64)(c + STAGES - 1) * KC, tb0, stages + (i + STAGES - 1) % STAGES * STAGE);
+        aot_copy_async_commit();
         const bool more = c + 1 < c_hi;
-        if (more) {
-            fn_load<OP>(a, K, (aot_i64)(c + 1) * KC, fr);
-            a_load<S, TW>(a, K, (aot_i64)(c + 1) * KC, t0, next);
-        }
-#pragma unroll
-        for (int s = 0; s < KC / S::K; s++) {
-            aot_u16 af[TW][S::A];
-#pragma unroll
-            for (int w = 0; w < TW; w++) {
-                a_fragment<S, TW>(cur, w, s, af[w]);
-#pragma unroll
-                for (int i = 0; i < S::A; i++) sqa[w][i] += aot_bf16_to_f32(af[w][i]) * aot_bf16_to_f32(af[w][i]);
-            }
-#pragma unroll
-            for (int term = 0; term < 3; term++)
-#pragma unroll
-                for (int n = 0; n < NT; n++) {
-                    aot_u16 bf[S::B];
-#pragma unroll
-                    for (int i = 0; i < S::B; i += 2) {
-                        const aot_u32 pair = aot_load_u16x2(terms + (term * OP + n * S::N + S::b_col(lane, i)) * KCP +
-                                                       phys_k<S>(S::k_group(lane), s, S::b_rank(i)));
-                        bf[i] = (aot_u16)pair, bf[i + 1] = (aot_u16)(pair >> 16);
-                    }
-#pragma unroll
-                    for (int w = 0; w < TW; w++) aot_mma_bf16(S(), acc[w][n], af[w], bf);
-                }
-        }
-        if (more) fn_store<OP>(fr, fs + ((c + 1 - c_lo) & 1) * BUF);
-        aot_sync_block(); /* the next buffer is written; this one may be overwritten after */
-        cur = next;
+        if (more) fn_load<OP>(a, K, (aot_i64)(c + 1) * KC, fr);
+        a_chunk<S, TW> x;
+        a_from_stage<S, TW>(stages + i % STAGES * STAGE, wr0, x);
+        chunk_mma<S, TW, NT, OP>(x, fs + (i & 1) * BUF, acc, sqa);
+        if (more) fn_store<OP>(fr, fs + ((i + 1) & 1) * BUF);
     }
+    aot_copy_async_wait_all();
     const aot_i64 base = (aot_i64)split * a.tokens;
 #pragma unroll
     for (int w = 0; w < TW; w++)
@@ -271,10 +301,13 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
                 const int t = t0 + w * S::M + S::c_row(lane, i), o = n * S::N + S::c_col(lane, i);
                 if (t < a.tokens && o < AOT_MHC_MIX) a.mix[(base + t) * AOT_MHC_MIX + o] = acc[w][n][i];
             }
-    /* sum of squares: each lane's per-element sums, gathered by row, one tile at a time */
+    /* sum of squares: each lane's per-element sums, gathered by row, one tile at a time, in the
+     * first stage (free once every wave is past its last chunk) */
+    float *const sqs = (float *)stages;
     const float *own = sqs + (tid - lane) * S::A;
 #pragma unroll
     for (int w = 0; w < TW; w++) {
+        aot_sync_block();
 #pragma unroll
         for (int i = 0; i < S::A; i++) sqs[tid * S::A + i] = sqa[w][i];
         aot_sync_block();
@@ -285,7 +318,6 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
                 for (int i = 0; i < S::A; i++) sum += S::a_row(l, i) == lane ? own[l * S::A + i] : 0.0f;
             a.sqrsum[base + t] = sum;
         }
-        aot_sync_block();
     }
 }
 

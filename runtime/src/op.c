@@ -9,10 +9,10 @@ aiter_aot_status aot_op_find(const char *name, unsigned kargs_size, aot_op_kerne
     return AITER_AOT_STATUS_OK;
 }
 
-aiter_aot_status aot_op_run(const aot_op_kernel *k, void *kargs, unsigned grid, unsigned block, void *stream,
-                            aot_diag *d)
+aiter_aot_status aot_op_run(const aot_op_kernel *k, void *kargs, unsigned grid, unsigned block, unsigned shared,
+                            void *stream, aot_diag *d)
 {
-    AOT_FORWARD(k->gpu->launch(k->fn->fn, grid, block, 0, stream, kargs, d));
+    AOT_FORWARD(k->gpu->launch(k->fn->fn, grid, block, shared, stream, kargs, d));
     aot_count_launch();
     return AITER_AOT_STATUS_OK;
 }
@@ -31,5 +31,5 @@ aiter_aot_status aot_op_launch(const char *name, void *kargs, unsigned kargs_siz
 {
     aot_op_kernel k;
     AOT_FORWARD(aot_op_find(name, kargs_size, &k, d));
-    return aot_op_run(&k, kargs, grid, block, stream, d);
+    return aot_op_run(&k, kargs, grid, block, 0, stream, d);
 }

@@ -19,9 +19,10 @@ typedef struct {
  * its argument size against the bundle's record. */
 aiter_aot_status aot_op_find(const char *name, unsigned kargs_size, aot_op_kernel *k, aot_diag *d);
 
-/* Launches a found kernel with a 1-D grid. */
-aiter_aot_status aot_op_run(const aot_op_kernel *k, void *kargs, unsigned grid, unsigned block, void *stream,
-                            aot_diag *d);
+/* Launches a found kernel with a 1-D grid and `shared` bytes of dynamic shared memory (what its
+ * AOT_SHARED_DYN array takes). */
+aiter_aot_status aot_op_run(const aot_op_kernel *k, void *kargs, unsigned grid, unsigned block, unsigned shared,
+                            void *stream, aot_diag *d);
 
 /* Multiprocessors (CUs / SMs) of the current device. */
 aiter_aot_status aot_op_multiprocessors(int *count, aot_diag *d);

@@ -94,14 +94,17 @@ size_t aiter_aot_mhc_workspace_size(int32_t tokens, int32_t hidden)
 
 /* ---- launches ---- */
 
-static aiter_aot_status launch_gemm(const char *name, unsigned tokens_per_wave, aot_mhc_gemm_kargs *k, void *stream,
+/* matrix_units: mhc_gemm_n4/n1 (AOT_MHC_TC_TOKENS a wave, the staged residual in dynamic shared
+ * memory), else mhc_gemm_fused. */
+static aiter_aot_status launch_gemm(const char *name, int matrix_units, aot_mhc_gemm_kargs *k, void *stream,
                                     aot_diag *d)
 {
     aot_op_kernel kern;
     AOT_FORWARD(aot_op_find(name, sizeof *k, &kern, d));
-    unsigned tokens_per_block = AOT_MHC_BLOCK / kern.wave * tokens_per_wave;
+    unsigned tokens_per_block = AOT_MHC_BLOCK / kern.wave * (matrix_units ? AOT_MHC_TC_TOKENS : AOT_MHC_GEMM_TOKENS);
     unsigned tiles = ((unsigned)k->tokens + tokens_per_block - 1) / tokens_per_block;
-    return aot_op_run(&kern, k, tiles * (unsigned)k->splits, AOT_MHC_BLOCK, stream, d);
+    unsigned shared = matrix_units ? AOT_MHC_TC_SHARED(kern.wave) : 0;
+    return aot_op_run(&kern, k, tiles * (unsigned)k->splits, AOT_MHC_BLOCK, shared, stream, d);
 }
 
 static const char *pre_kernel(int broadcast, int norm)
@@ -122,7 +125,7 @@ static aiter_aot_status gemm_run(const aiter_aot_mhc_prenorm_gemm_args *a, void 
 {
     aot_mhc_gemm_kargs k = {.residual = a->residual, .fn = a->fn, .mix = a->mix, .sqrsum = a->sqrsum,
                             .tokens = a->tokens, .hidden = a->hidden, .splits = a->splits};
-    return launch_gemm(a->broadcast ? "mhc_gemm_n1" : "mhc_gemm_n4", AOT_MHC_TC_TOKENS, &k, stream, d);
+    return launch_gemm(a->broadcast ? "mhc_gemm_n1" : "mhc_gemm_n4", 1, &k, stream, d);
 }
 
 aiter_aot_status aiter_aot_mhc_prenorm_gemm(const aiter_aot_mhc_prenorm_gemm_args *args, void *stream)
@@ -249,7 +252,7 @@ aiter_aot_status aiter_aot_mhc_fused_post_pre(const aiter_aot_mhc_fused_post_pre
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
         aot_mhc_gemm_kargs k = {a.residual, a.fn, a.mix, a.sqrsum, a.x, a.post, a.comb, a.residual_out,
                                 a.tokens, a.hidden, a.splits, 0};
-        s = launch_gemm("mhc_gemm_fused", AOT_MHC_GEMM_TOKENS, &k, stream, d);
+        s = launch_gemm("mhc_gemm_fused", 0, &k, stream, d);
     }
     return aot_api_return(s, d);
 }

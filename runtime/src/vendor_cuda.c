@@ -11,6 +11,7 @@ typedef int CUdevice;
 typedef void *CUcontext;
 
 enum { CU_ATTR_MULTIPROCESSOR_COUNT = 16, CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
+enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 
 static struct {
     CUresult (*init)(unsigned);
@@ -27,6 +28,7 @@ static struct {
     CUresult (*module_get_function)(void **, void *, const char *);
     CUresult (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                        unsigned, void *, void **, void **);
+    CUresult (*func_set_attribute)(void *, int, int);
     CUresult (*get_error_string)(CUresult, const char **);
 } cu;
 
@@ -106,6 +108,9 @@ static aiter_aot_status cuda_launch(void *fn, unsigned grid, unsigned block, uns
                                     void *stream, void *args, aot_diag *d)
 {
     void *params[] = {args};
+    if (shared > 48 * 1024) /* beyond the default limit a function must opt in, each time is cheap */
+        CU_CHECK(cu.func_set_attribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared),
+                 AITER_AOT_STATUS_LAUNCH_FAILED);
     CU_CHECK(cu.launch(fn, grid, 1, 1, block, 1, 1, shared, stream, params, NULL),
              AITER_AOT_STATUS_LAUNCH_FAILED);
     return AITER_AOT_STATUS_OK;
@@ -128,6 +133,7 @@ aiter_aot_status aot_gpu_bind_cuda(aot_gpu *gpu, int may_load, int global, aot_d
         {"cuModuleLoadData", NULL, (void **)&cu.module_load_data, 0},
         {"cuModuleGetFunction", NULL, (void **)&cu.module_get_function, 0},
         {"cuLaunchKernel", NULL, (void **)&cu.launch, 0},
+        {"cuFuncSetAttribute", NULL, (void **)&cu.func_set_attribute, 0},
         {"cuGetErrorString", NULL, (void **)&cu.get_error_string, 0},
         {NULL, NULL, NULL, 0}};
     void *handle;

@@ -43,6 +43,7 @@ static struct {
     const void *args;
     shared_region shared[MAX_SHARED];
     int nshared;
+    size_t dynamic, dynamic_wanted; /* the launch's dynamic shared bytes; the most a kernel took */
 } E;
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
@@ -157,6 +158,12 @@ void *emu_shared(const void *key, size_t bytes)
     return m;
 }
 
+void *emu_shared_dynamic(const void *key, size_t bytes)
+{
+    if (bytes > E.dynamic_wanted) E.dynamic_wanted = bytes;
+    return emu_shared(key, bytes);
+}
+
 /* ---- scheduling ---- */
 
 static void fiber_main(void)
@@ -267,12 +274,12 @@ static int run_block(char *err, size_t cap)
 }
 
 int emu_launch(emu_kernel_fn kernel, const void *args, unsigned grid, unsigned block,
-               unsigned wave, char *err, size_t cap)
+               size_t dynamic_shared, unsigned wave, char *err, size_t cap)
 {
     if (block == 0 || block > MAX_BLOCK || (wave != 32 && wave != 64))
         return snprintf(err, cap, "emu: bad launch (block %u, wave %u)", block, wave), -1;
     memset(&E, 0, sizeof E);
-    E.kernel = kernel, E.args = args, E.block = block, E.wave = wave;
+    E.kernel = kernel, E.args = args, E.block = block, E.wave = wave, E.dynamic = dynamic_shared;
     E.fibers = calloc(block, sizeof *E.fibers);
     int rc = E.fibers ? 0 : -1;
     for (unsigned t = 0; rc == 0 && t < block; t++)
@@ -281,6 +288,9 @@ int emu_launch(emu_kernel_fn kernel, const void *args, unsigned grid, unsigned b
     for (unsigned b = 0; rc == 0 && b < grid; b++) {
         E.block_x = b;
         rc = run_block(err, cap);
+        if (rc == 0 && E.dynamic_wanted > E.dynamic)
+            rc = fail(err, cap, "the kernel uses %u bytes of dynamic shared memory; the launch gave %u",
+                      (unsigned)E.dynamic_wanted, (unsigned)E.dynamic);
     }
     restore_fault_handler();
     for (unsigned t = 0; E.fibers && t < block; t++) free(E.fibers[t].stack);

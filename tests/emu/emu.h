@@ -16,10 +16,11 @@ extern "C" {
 
 typedef void (*emu_kernel_fn)(const void *args);
 
-/* Runs `kernel` over grid x block threads with waves of `wave` lanes.
+/* Runs `kernel` over grid x block threads with waves of `wave` lanes and `dynamic_shared` bytes
+ * of dynamic shared memory.
  * @return 0, or -1 with a one-line reason in err. */
 int emu_launch(emu_kernel_fn kernel, const void *args, unsigned grid, unsigned block,
-               unsigned wave, char *err, size_t cap);
+               size_t dynamic_shared, unsigned wave, char *err, size_t cap);
 
 /* "Device" memory: its end touches a guard page (sizes round up to 16 bytes for alignment, so
  * an overrun of less than that padding is not caught), filled with 0xff bytes (NaN as fp32,
@@ -33,6 +34,8 @@ int emu_block_x(void);
 void emu_barrier(void);
 int emu_shfl(int v, int src_lane);
 void *emu_shared(const void *key, size_t bytes);
+/* The same for the launch's dynamic shared memory: the launch fails if it gave fewer bytes. */
+void *emu_shared_dynamic(const void *key, size_t bytes);
 
 /* A wave operation over data every lane holds: when all lanes of the wave have called it with
  * the same fn, fn(lane_data, lanes) runs once with each lane's pointer, in lane order.

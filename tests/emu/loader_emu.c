@@ -36,8 +36,8 @@ static aiter_aot_status emu_gpu_launch(void *fn, unsigned grid, unsigned block, 
                                        void *stream, void *args, aot_diag *d)
 {
     char err[256];
-    (void)shared, (void)stream;
-    if (emu_launch((emu_kernel_fn)fn, args, grid, block, AOT_EMU_WAVE, err, sizeof err) != 0)
+    (void)stream;
+    if (emu_launch((emu_kernel_fn)fn, args, grid, block, shared, AOT_EMU_WAVE, err, sizeof err) != 0)
         return aot_fail(d, AITER_AOT_STATUS_LAUNCH_FAILED, "%s", err);
     return AITER_AOT_STATUS_OK;
 }

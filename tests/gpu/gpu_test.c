@@ -139,7 +139,7 @@ static void wg_cases(void *mod, harness_tally *t)
             char err[256] = "";
             bad |= g.upload(dx, x, nx) || g.upload(dy, y, ny) || g.upload(dd, hw, nd) ||
                    cu.launch(fn, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL) || g.sync() || g.download(hw, dd, nd) ||
-                   emu_launch(mma_probe_wg_emu, &pe, 1, 128, 32, err, sizeof err);
+                   emu_launch(mma_probe_wg_emu, &pe, 1, 128, 0, 32, err, sizeof err);
             if (bad) break;
             double e = mma_wg_error(f16, x, y, hw), de = mma_wg_error(f16, x, y, emu);
             worst_hw = e > worst_hw ? e : worst_hw, worst_emu = de > worst_emu ? de : worst_emu;
@@ -174,7 +174,7 @@ static void mma_cases(const char *cubin, harness_tally *t)
             ref_poison(hw, sizeof hw);
             aot_mma_probe_args p = {a, b, c, emu, f16, 0, tile};
             char err[256] = "";
-            if (mma_on_gpu(fn, a, b, c, tile, hw, f16) || emu_launch(mma_probe_m16n8k16_emu, &p, 1, 32, 32, err, sizeof err)) {
+            if (mma_on_gpu(fn, a, b, c, tile, hw, f16) || emu_launch(mma_probe_m16n8k16_emu, &p, 1, 32, 0, 32, err, sizeof err)) {
                 bad++;
                 continue;
             }

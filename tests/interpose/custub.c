@@ -6,7 +6,7 @@ int custub_calls;
 STUB(cuInit) STUB(cuDeviceGetCount) STUB(cuDeviceGet) STUB(cuDeviceGetAttribute)
 STUB(cuCtxGetCurrent) STUB(cuCtxSetCurrent) STUB(cuCtxGetDevice) STUB(cuDevicePrimaryCtxRetain)
 STUB(cuCtxPushCurrent_v2) STUB(cuCtxPopCurrent_v2) STUB(cuModuleLoadData) STUB(cuModuleGetFunction)
-STUB(cuLaunchKernel) STUB(cuGetErrorString) STUB(cuMemAlloc_v2) STUB(cuMemFree_v2)
+STUB(cuLaunchKernel) STUB(cuFuncSetAttribute) STUB(cuGetErrorString) STUB(cuMemAlloc_v2) STUB(cuMemFree_v2)
 STUB(cuMemcpyHtoD_v2) STUB(cuMemcpyDtoH_v2) STUB(cuStreamSynchronize) STUB(cuCtxSynchronize)
 STUB(cuModuleUnload) STUB(cuDeviceGetName) STUB(cuDriverGetVersion) STUB(cuCtxCreate_v2)
 STUB(cuEventCreate) STUB(cuEventRecord) STUB(cuEventSynchronize) STUB(cuEventElapsedTime)

@@ -48,7 +48,7 @@ int main(void)
                 for (int j = 0; j < AOT_PROBE_TILE * AOT_PROBE_TILE; j++) tile[j] = (uint16_t)(j ^ rep * 0x1357); /* distinct */
                 aot_mma_probe_args p = {a, b, c, d, f16, 0, tile};
                 char err[256] = "";
-                int rc = emu_launch(shapes[i].fn, &p, 1, AOT_EMU_WAVE, AOT_EMU_WAVE, err, sizeof err);
+                int rc = emu_launch(shapes[i].fn, &p, 1, AOT_EMU_WAVE, 0, AOT_EMU_WAVE, err, sizeof err);
                 double e = rc ? 1.0 / 0.0 : mma_case_error(s, f16, a, b, c, d);
                 const float maps = d[s->m * s->n], loads = d[s->m * s->n + 1];
                 int ok = rc == 0 && e <= EXACT_TOL && maps == 0.0f && loads == 0.0f;
@@ -65,7 +65,7 @@ int main(void)
         mma_wg_inputs(f16, seed++, x, y, d);
         aot_wg_probe_args p = {x, y, d, f16, 0};
         char err[256] = "";
-        int rc = emu_launch(mma_probe_wg_emu, &p, 1, 4 * AOT_EMU_WAVE, AOT_EMU_WAVE, err, sizeof err);
+        int rc = emu_launch(mma_probe_wg_emu, &p, 1, 4 * AOT_EMU_WAVE, 0, AOT_EMU_WAVE, err, sizeof err);
         double e = rc ? 1.0 / 0.0 : mma_wg_error(f16, x, y, d);
         int ok = rc == 0 && e <= EXACT_TOL * AOT_WG_PROBE_K / 16;
         ok ? pass++ : fail++;
