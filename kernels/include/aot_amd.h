@@ -17,6 +17,10 @@
 #error "aot_amd.h: unknown AMD target; add its wave size"
 #endif
 
+/* fp16 -> fp32 is exact: v_cvt_f32_f16 gives aot_device.h's value in one step. */
+#define AOT_F16_TO_F32 1
+AOT_DEV float aot_f16_to_f32(unsigned short h) { return (float)__builtin_bit_cast(_Float16, h); }
+
 AOT_DEV int aot_thread_x(void) { return (int)__builtin_amdgcn_workitem_id_x(); }
 AOT_DEV int aot_block_x(void) { return (int)__builtin_amdgcn_workgroup_id_x(); }
 

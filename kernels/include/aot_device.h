@@ -118,8 +118,9 @@ AOT_DEV aot_u16 aot_f32_to_bf16(float f)
     return (aot_u16)(u >> 16);
 }
 
-/* fp16 -> fp32 is exact (normals, subnormals, inf, NaN), in integer arithmetic so that every
- * target computes the same bits without a vendor intrinsic. */
+/* fp16 -> fp32 is exact (normals, subnormals, inf, NaN), so a vendor's conversion instruction
+ * (AOT_F16_TO_F32) gives the same value; here in integer arithmetic. */
+#if !defined(AOT_F16_TO_F32)
 AOT_DEV float aot_f16_to_f32(aot_u16 h)
 {
     aot_u32 sign = (aot_u32)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
@@ -129,6 +130,7 @@ AOT_DEV float aot_f16_to_f32(aot_u16 h)
     float m = (float)man * 5.9604644775390625e-8f;
     return sign ? -m : m;
 }
+#endif
 
 /* fp32 -> fp16 rounds to nearest, ties to even (overflow to inf, NaN stays NaN, subnormals
  * exact), in integer arithmetic so that every target computes the same bits. */

@@ -75,6 +75,15 @@ AOT_NV_MMA(aot_mma_bf16, "bf16")
 AOT_NV_MMA(aot_mma_f16, "f16")
 #undef AOT_NV_MMA
 
+/* fp16 -> fp32 is exact: the conversion instruction gives aot_device.h's value in one step. */
+#define AOT_F16_TO_F32 1
+AOT_DEV float aot_f16_to_f32(unsigned short h)
+{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+
 /* Two fp32 rounded (to nearest even) into one register of bf16 or fp16, lo in the low half. */
 #define AOT_PACK2_16 1
 AOT_DEV unsigned aot_pack2_16(float lo, float hi, int f16)
