@@ -164,7 +164,8 @@ struct a_chunk {
 #define RS AOT_MHC_TC_ROW
 
 /* Copies chunk k0 of the block's TB token rows (from token tb0) into a stage of shared memory,
- * [TB][RS]; rows past the last token are zeros. */
+ * [TB][RS]. Rows past the last token are left as they are: a row of A only reaches its own row
+ * of the products and of the squares, and those are never stored. */
 template <int TB>
 AOT_DEV void stage_issue(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, int tb0, aot_u16 *stage)
 {
@@ -172,8 +173,7 @@ AOT_DEV void stage_issue(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, int
 #pragma unroll
     for (int j = 0; j < TB * SEGS / AOT_MHC_BLOCK; j++) {
         const int p = aot_thread_x() + j * AOT_MHC_BLOCK, row = p / SEGS, seg = p % SEGS, t = tb0 + row;
-        const bool valid = t < a.tokens;
-        aot_copy16_async(stage + row * RS + seg * 8, a.residual + (valid ? (aot_i64)t * K : 0) + k0 + seg * 8, valid);
+        if (t < a.tokens) aot_copy16_async(stage + row * RS + seg * 8, a.residual + (aot_i64)t * K + k0 + seg * 8, true);
     }
 }
 
@@ -285,9 +285,11 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
         aot_copy_async_commit();
         const bool more = c + 1 < c_hi;
         if (more) fn_load<OP>(a, K, (aot_i64)(c + 1) * KC, fr);
-        a_chunk<S, TW> x;
-        a_from_stage<S, TW>(stages + i % STAGES * STAGE, wr0, x);
-        chunk_mma<S, TW, NT, OP>(x, fs + (i & 1) * BUF, acc, sqa);
+        if (t0 < a.tokens) { /* a wave past the last token has nothing to multiply (decode) */
+            a_chunk<S, TW> x;
+            a_from_stage<S, TW>(stages + i % STAGES * STAGE, wr0, x);
+            chunk_mma<S, TW, NT, OP>(x, fs + (i & 1) * BUF, acc, sqa);
+        }
         if (more) fn_store<OP>(fr, fs + ((i + 1) & 1) * BUF);
     }
     aot_copy_async_wait_all();
