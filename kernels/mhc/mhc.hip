@@ -155,12 +155,6 @@ AOT_DEV void fn_store(const fn_stage<OP> &r, aot_u16 *fs)
 template <class S>
 AOT_DEV int phys_k(int group, int step, int rank) { return group * (KC / S::G) + step * (S::K / S::G) + rank; }
 
-/* A's values of one chunk: per tile and row of the lane, its group's KC/G consecutive k. */
-template <class S, int TW>
-struct a_chunk {
-    aot_u16x8 v[TW][S::A_ROWS][KC / S::G / 8];
-};
-
 #define RS AOT_MHC_TC_ROW
 
 /* Copies chunk k0 of the block's TB token rows (from token tb0) into a stage of shared memory,
@@ -177,36 +171,32 @@ AOT_DEV void stage_issue(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, int
     }
 }
 
-/* The wave's A values of a staged chunk (its tokens start at row wr0 of the stage). */
-template <class S, int TW>
-AOT_DEV void a_from_stage(const aot_u16 *stage, int wr0, a_chunk<S, TW> &x)
+/* The lane's A fragment of tile w at step s, from a staged chunk whose wave rows start at wr0:
+ * per row slot, its group's K/G consecutive k (aot_device.h's lane groups). */
+template <class S>
+AOT_DEV void a_fragment(const aot_u16 *stage, int wr0, int w, int s, aot_u16 (&f)[S::A])
 {
-    const int lane = aot_lane(), k = phys_k<S>(S::k_group(lane), 0, 0);
+    const int lane = aot_lane(), k = phys_k<S>(S::k_group(lane), s, 0);
 #pragma unroll
-    for (int w = 0; w < TW; w++)
+    for (int r = 0; r < S::A_ROWS; r++) {
+        const aot_u16 *p = stage + (wr0 + w * S::M + S::a_row(lane, 0) + r * (S::M / S::A_ROWS)) * RS + k;
+        aot_u16 v[S::K / S::G];
 #pragma unroll
-        for (int r = 0; r < S::A_ROWS; r++) {
-            const int row = wr0 + w * S::M + S::a_row(lane, 0) + r * (S::M / S::A_ROWS);
-#pragma unroll
-            for (int v = 0; v < KC / S::G / 8; v++) x.v[w][r][v] = aot_load_u16x8(stage + row * RS + k + 8 * v);
+        for (int q = 0; q < S::K / S::G; q += 2) {
+            const aot_u32 pair = aot_load_u16x2(p + q);
+            v[q] = (aot_u16)pair, v[q + 1] = (aot_u16)(pair >> 16);
         }
-}
-
-/* The lane's A fragment of tile w at step s. */
-template <class S, int TW>
-AOT_DEV void a_fragment(const a_chunk<S, TW> &x, int w, int s, aot_u16 (&f)[S::A])
-{
 #pragma unroll
-    for (int i = 0; i < S::A; i++) {
-        const int at = phys_k<S>(0, s, S::a_rank(i));
-        f[i] = x.v[w][S::a_slot(i)][at / 8].v[at % 8];
+        for (int i = 0; i < S::A; i++)
+            if (S::a_slot(i) == r) f[i] = v[S::a_rank(i)];
     }
 }
 
 /* One chunk's products: per k step, the A fragments (and their squares) against the three fn
  * terms of every output tile. */
 template <class S, int TW, int NT, int OP>
-AOT_DEV void chunk_mma(const a_chunk<S, TW> &x, const aot_u16 *terms, float (&acc)[TW][NT][S::C], float (&sqa)[TW][S::A])
+AOT_DEV void chunk_mma(const aot_u16 *stage, int wr0, const aot_u16 *terms, float (&acc)[TW][NT][S::C],
+                       float (&sqa)[TW][S::A_ROWS])
 {
     const int lane = aot_lane();
 #pragma unroll
@@ -214,9 +204,9 @@ AOT_DEV void chunk_mma(const a_chunk<S, TW> &x, const aot_u16 *terms, float (&ac
         aot_u16 af[TW][S::A];
 #pragma unroll
         for (int w = 0; w < TW; w++) {
-            a_fragment<S, TW>(x, w, s, af[w]);
+            a_fragment<S>(stage, wr0, w, s, af[w]);
 #pragma unroll
-            for (int i = 0; i < S::A; i++) sqa[w][i] += aot_bf16_to_f32(af[w][i]) * aot_bf16_to_f32(af[w][i]);
+            for (int i = 0; i < S::A; i++) sqa[w][S::a_slot(i)] += aot_bf16_to_f32(af[w][i]) * aot_bf16_to_f32(af[w][i]);
         }
 #pragma unroll
         for (int term = 0; term < 3; term++)
@@ -248,7 +238,7 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
     constexpr int BUF = 3 * OP * KCP; /* u16 per buffer of staged terms */
     constexpr int TB = WAVES * AOT_MHC_TC_TOKENS, STAGES = AOT_MHC_TC_STAGES(AOT_WAVE), STAGE = TB * RS;
     static_assert(AOT_MHC_TC_SHARED(AOT_WAVE) == STAGES * STAGE * 2, "the runtime's dynamic shared size");
-    static_assert(STAGE * 2 >= AOT_MHC_BLOCK * S::A * 4, "the squares' gather reuses a stage");
+    static_assert(STAGE * 2 >= AOT_MHC_BLOCK * S::A_ROWS * 4, "the squares' gather reuses a stage");
     const int tid = aot_thread_x(), lane = aot_lane(), split = aot_block_x() % a.splits;
     const int tb0 = (aot_block_x() / a.splits) * TB, wr0 = (tid / AOT_WAVE) * AOT_MHC_TC_TOKENS, t0 = tb0 + wr0;
     const aot_i64 K = (aot_i64)NJ * a.hidden;
@@ -256,7 +246,7 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
     AOT_SHARED(aot_u32, fs32, BUF); /* two buffers of BUF u16 */
     AOT_SHARED_DYN(aot_u16x8, stage8, STAGES * STAGE / 8);
     aot_u16 *const fs = (aot_u16 *)fs32, *const stages = (aot_u16 *)stage8;
-    float acc[TW][NT][S::C], sqa[TW][S::A];
+    float acc[TW][NT][S::C], sqa[TW][S::A_ROWS]; /* squares by the lane's row slots */
 #pragma unroll
     for (int w = 0; w < TW; w++) {
 #pragma unroll
@@ -264,7 +254,7 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
 #pragma unroll
             for (int i = 0; i < S::C; i++) acc[w][n][i] = 0.0f;
 #pragma unroll
-        for (int i = 0; i < S::A; i++) sqa[w][i] = 0.0f;
+        for (int r = 0; r < S::A_ROWS; r++) sqa[w][r] = 0.0f;
     }
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
@@ -286,9 +276,7 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
         const bool more = c + 1 < c_hi;
         if (more) fn_load<OP>(a, K, (aot_i64)(c + 1) * KC, fr);
         if (t0 < a.tokens) { /* a wave past the last token has nothing to multiply (decode) */
-            a_chunk<S, TW> x;
-            a_from_stage<S, TW>(stages + i % STAGES * STAGE, wr0, x);
-            chunk_mma<S, TW, NT, OP>(x, fs + (i & 1) * BUF, acc, sqa);
+            chunk_mma<S, TW, NT, OP>(stages + i % STAGES * STAGE, wr0, fs + (i & 1) * BUF, acc, sqa);
         }
         if (more) fn_store<OP>(fr, fs + ((i + 1) & 1) * BUF);
     }
@@ -306,18 +294,19 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
     /* sum of squares: each lane's per-element sums, gathered by row, one tile at a time, in the
      * first stage (free once every wave is past its last chunk) */
     float *const sqs = (float *)stages;
-    const float *own = sqs + (tid - lane) * S::A;
+    const float *own = sqs + (tid - lane) * S::A_ROWS;
 #pragma unroll
     for (int w = 0; w < TW; w++) {
         aot_sync_block();
 #pragma unroll
-        for (int i = 0; i < S::A; i++) sqs[tid * S::A + i] = sqa[w][i];
+        for (int r = 0; r < S::A_ROWS; r++) sqs[tid * S::A_ROWS + r] = sqa[w][r];
         aot_sync_block();
         const int t = t0 + w * S::M + lane;
         if (lane < S::M && t < a.tokens) {
             float sum = 0.0f;
             for (int l = 0; l < AOT_WAVE; l++)
-                for (int i = 0; i < S::A; i++) sum += S::a_row(l, i) == lane ? own[l * S::A + i] : 0.0f;
+                for (int r = 0; r < S::A_ROWS; r++)
+                    sum += S::a_row(l, 0) + r * (S::M / S::A_ROWS) == lane ? own[l * S::A_ROWS + r] : 0.0f;
             a.sqrsum[base + t] = sum;
         }
     }
