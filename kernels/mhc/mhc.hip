@@ -5,9 +5,10 @@
  *                units through the fragment API: x is bf16 already, and fn (fp32) is split
  *                into three bf16 terms hi + mid + lo that carry all 24 bits of its mantissa,
  *                so the products are those of fp32 arithmetic and the sums are fp32 (no
- *                tf32). Each wave owns S::M tokens; a block walks one split's range of k in
- *                chunks of 64 whose fn terms are staged in shared memory. n1: the first
- *                layer's un-expanded [T, C] input.
+ *                tf32). Each wave owns 32 tokens (tiles of S::M); a block walks one split's
+ *                range of k in chunks of 64: the block's residual rows arrive in shared
+ *                memory by asynchronous copies several chunks ahead, the chunk's fn terms
+ *                are staged beside them. n1: the first layer's un-expanded [T, C] input.
  * mhc_gemm_fused post-mix of the previous sublayer and the projection of its fp32 result, for
  *                few tokens (4 per wave, fn values from shared memory, plain fp32 FMA).
  * mhc_pre_*      one block per token: reduce the partials, RMS scale, pre, the pre-mix over
@@ -291,7 +292,7 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
                 const int t = t0 + w * S::M + S::c_row(lane, i), o = n * S::N + S::c_col(lane, i);
                 if (t < a.tokens && o < AOT_MHC_MIX) a.mix[(base + t) * AOT_MHC_MIX + o] = acc[w][n][i];
             }
-    /* sum of squares: each lane's per-element sums, gathered by row, one tile at a time, in the
+    /* sum of squares: each lane's sums per row slot, gathered by row, one tile at a time, in the
      * first stage (free once every wave is past its last chunk) */
     float *const sqs = (float *)stages;
     const float *own = sqs + (tid - lane) * S::A_ROWS;
