@@ -223,6 +223,10 @@ static void test_bundles(int n, char **paths, const char *readelf)
     }
     aot_pack_item dup[2] = {items[0], items[0]};
     CHECK(aot_bundle_write(dup, 2, &o, &b2, &s2, &d) != 0 && strstr(d.msg, "duplicate"), "duplicates refused");
+    aot_pack_item big = items[0];
+    big.size = ((size_t)1 << 30) + 8; /* claimed only: the writer must refuse before it reads */
+    CHECK(aot_bundle_write(&big, 1, &o, &b2, &s2, &d) != 0 && strstr(d.msg, "at most 1 GiB"),
+          "a target over 1 GiB refused (format 2 stores 32-bit offsets): %s", d.msg);
     free(b1);
     for (int i = 0; i < n; i++) aot_codeobj_free(&items[i].co), free((void *)items[i].bytes);
     free(items);
