@@ -158,6 +158,10 @@ AOT_DEV int phys_k(int group, int step, int rank) { return group * (KC / S::G) +
 
 #define RS AOT_MHC_TC_ROW
 
+/* The tile row that a lane's A row slot r holds. */
+template <class S>
+AOT_DEV int a_slot_row(int lane, int r) { return S::a_row(lane, 0) + r * (S::M / S::A_ROWS); }
+
 /* Copies chunk k0 of the block's TB token rows (from token tb0) into a stage of shared memory,
  * [TB][RS]. Rows past the last token are left as they are: a row of A only reaches its own row
  * of the products and of the squares, and those are never stored. */
@@ -180,7 +184,7 @@ AOT_DEV void a_fragment(const aot_u16 *stage, int wr0, int w, int s, aot_u16 (&f
     const int lane = aot_lane(), k = phys_k<S>(S::k_group(lane), s, 0);
 #pragma unroll
     for (int r = 0; r < S::A_ROWS; r++) {
-        const aot_u16 *p = stage + (wr0 + w * S::M + S::a_row(lane, 0) + r * (S::M / S::A_ROWS)) * RS + k;
+        const aot_u16 *p = stage + (wr0 + w * S::M + a_slot_row<S>(lane, r)) * RS + k;
         aot_u16 v[S::K / S::G];
 #pragma unroll
         for (int q = 0; q < S::K / S::G; q += 2) {
@@ -306,8 +310,7 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
         if (lane < S::M && t < a.tokens) {
             float sum = 0.0f;
             for (int l = 0; l < AOT_WAVE; l++)
-                for (int r = 0; r < S::A_ROWS; r++)
-                    sum += S::a_row(l, 0) + r * (S::M / S::A_ROWS) == lane ? own[l * S::A_ROWS + r] : 0.0f;
+                for (int r = 0; r < S::A_ROWS; r++) sum += a_slot_row<S>(l, r) == lane ? own[l * S::A_ROWS + r] : 0.0f;
             a.sqrsum[base + t] = sum;
         }
     }

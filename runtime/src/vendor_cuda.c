@@ -108,7 +108,8 @@ static aiter_aot_status cuda_launch(void *fn, unsigned grid, unsigned block, uns
                                     void *stream, void *args, aot_diag *d)
 {
     void *params[] = {args};
-    if (shared > 48 * 1024) /* beyond the default limit a function must opt in, each time is cheap */
+    if (shared > 48 * 1024) /* beyond the default limit a function must opt in: a host-side attribute
+                             * write before each such launch, not cached per function */
         CU_CHECK(cu.func_set_attribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared),
                  AITER_AOT_STATUS_LAUNCH_FAILED);
     CU_CHECK(cu.launch(fn, grid, 1, 1, block, 1, 1, shared, stream, params, NULL),
