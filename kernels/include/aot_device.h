@@ -105,6 +105,14 @@ AOT_DEV aot_u32 aot_load_u16x2(const aot_u16 *p) { return *(const aot_u32 *)p; }
 #if !defined(AOT_SHARED_TILE)
 #define AOT_SHARED_TILE(name, n) AOT_SHARED(aot_u16x8, name##_x8, (n) / 8); aot_u16 *const name = (aot_u16 *)name##_x8
 #endif
+/* AOT_SHARED_DYN_TILE(name, n): the same from the launch's dynamic shared memory, whose start
+ * has no alignment a kernel can rely on: the host passes n * 2 + AOT_TILE_SLACK bytes and a
+ * vendor that needs it moves the start up to the alignment. */
+#define AOT_TILE_SLACK 1024
+#if !defined(AOT_SHARED_DYN_TILE)
+#define AOT_SHARED_DYN_TILE(name, n) \
+    AOT_SHARED_DYN(aot_u16x8, name##_x8, ((n) + AOT_TILE_SLACK / 2) / 8); aot_u16 *const name = (aot_u16 *)name##_x8
+#endif
 
 /* bf16 -> fp32 is exact: the bf16 bits are the high half of the fp32 bits. */
 AOT_DEV float aot_bf16_to_f32(aot_u16 h) { return aot_f32_from_bits((aot_u32)h << 16); }
@@ -236,7 +244,8 @@ AOT_DEV void aot_frag_b_rows(S, const aot_u16 *t, int rows, int k0, int c0, int 
  * A run of them goes between aot_wg_begin(c) and aot_wg_end(c), and until the end nothing may
  * read or write c or a fragment given to them: a vendor may run the products asynchronously
  * (sm_90a: wgmma reading B, and A of ss, straight from shared memory). F16: fp16 inputs, else
- * bf16. NT even. Here they are fragment loads and the wave's matrix instructions. */
+ * bf16. Here they are fragment loads and the wave's matrix instructions. Plain stores to a tile
+ * reach them after aot_wg_shared_fence() by the storing thread and a barrier. */
 #if !defined(AOT_WG_MMA)
 template <int NT, int C>
 AOT_DEV void aot_wg_begin(float (&)[NT][C]) {}
@@ -245,14 +254,14 @@ AOT_DEV void aot_wg_end(float (&)[NT][C]) {}
 template <class S, int F16, bool B_ROWS, int NT>
 AOT_DEV void aot_wg_mma_rs(S, float (&c)[NT][S::C], const aot_u16 (&a)[S::A], const aot_u16 *bt, int b_rows, int k0, int c0)
 {
-    static_assert(NT % 2 == 0, "B fragments load in pairs of tiles");
+    constexpr int P = NT % 2 == 0 ? 2 : 1; /* B fragments load in pairs of tiles where NT allows */
 #pragma unroll
-    for (int n = 0; n < NT; n += 2) {
-        aot_u16 b[2][S::B];
+    for (int n = 0; n < NT; n += P) {
+        aot_u16 b[P][S::B];
         if (B_ROWS) aot_frag_b_rows(S(), bt, b_rows, k0, c0 + n * S::N, aot_lane(), b);
         else aot_frag_b_cols(S(), bt, b_rows, k0, c0 + n * S::N, aot_lane(), b);
 #pragma unroll
-        for (int j = 0; j < 2; j++)
+        for (int j = 0; j < P; j++)
             if (F16) aot_mma_f16(S(), c[n + j], a, b[j]);
             else aot_mma_bf16(S(), c[n + j], a, b[j]);
     }
@@ -264,6 +273,9 @@ AOT_DEV void aot_wg_mma_ss(S, float (&c)[NT][S::C], const aot_u16 *at, int k0, c
     aot_frag_a(S(), at, 4 * S::M, S::M * (aot_thread_x() / AOT_WAVE % 4), k0, aot_lane(), a);
     aot_wg_mma_rs<S, F16, false>(S(), c, a, bt, b_rows, k0, c0);
 }
+#endif
+#if !defined(AOT_WG_SHARED_FENCE)
+AOT_DEV void aot_wg_shared_fence(void) {}
 #endif
 
 /* log2(e) in fp32, for kernels that fold it into a scale of their own before aot_exp2_fast */

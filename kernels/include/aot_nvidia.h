@@ -114,7 +114,11 @@ template <int N>
 AOT_DEV void aot_copy_async_wait_prior(void)
 {
     if (N == 0) aot_copy_async_wait_all();
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    else asm volatile("cp.async.wait_group %0;\n\tfence.proxy.async.shared::cta;" ::"n"(N) : "memory");
+#else
     else asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
 }
 
 /* Fragments of m16n8k16 from swizzled shared tiles (aot_swz) with ldmatrix x4: four 8x8
@@ -190,6 +194,9 @@ AOT_DEV void aot_frag_b_rows(S, const unsigned short *t, int rows, int k0, int c
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define AOT_WG_MMA 1
 #define AOT_SHARED_TILE(name, n) __shared__ __align__(1024) unsigned short name[n]
+#define AOT_SHARED_DYN_TILE(name, n)                                                              \
+    extern __shared__ __align__(16) unsigned short name##_dyn[];                                  \
+    unsigned short *const name = name##_dyn + (-(unsigned)__cvta_generic_to_shared(name##_dyn) & 1023u) / 2
 #include "aot_wgmma.h"
 
 template <int NT, int C>
@@ -200,6 +207,8 @@ AOT_DEV void aot_nv_fence_regs(float (&c)[NT][C])
 #pragma unroll
         for (int i = 0; i < C; i++) asm volatile("" : "+f"(c[n][i])::"memory");
 }
+#define AOT_WG_SHARED_FENCE 1
+AOT_DEV void aot_wg_shared_fence(void) { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 template <int NT, int C>
 AOT_DEV void aot_wg_begin(float (&c)[NT][C])
 {
@@ -236,10 +245,11 @@ AOT_DEV unsigned long long aot_nv_wg_desc_mn(const unsigned short *t, int rows, 
     if (F16) AOT_NV_WGMMA_##FORM##_##NT_("f16", TB, c, a, db, 1);                                \
     else AOT_NV_WGMMA_##FORM##_##NT_("bf16", TB, c, a, db, 1);
 #define AOT_NV_WG_CASES(FORM, TB, c, a, db)                                                     \
-    static_assert(NT == 2 || NT == 4 || NT == 8 || NT == 16 || NT == 32, "wgmma widths: 16 .. 256"); \
+    static_assert(NT == 2 || NT == 4 || NT == 8 || NT == 9 || NT == 16 || NT == 32, "wgmma widths: 16 .. 256"); \
     if constexpr (NT == 2) { AOT_NV_WG_CASE(FORM, 2, TB, c, a, db) }                             \
     else if constexpr (NT == 4) { AOT_NV_WG_CASE(FORM, 4, TB, c, a, db) }                        \
     else if constexpr (NT == 8) { AOT_NV_WG_CASE(FORM, 8, TB, c, a, db) }                        \
+    else if constexpr (NT == 9) { AOT_NV_WG_CASE(FORM, 9, TB, c, a, db) }                        \
     else if constexpr (NT == 16) { AOT_NV_WG_CASE(FORM, 16, TB, c, a, db) }                      \
     else if constexpr (NT == 32) { AOT_NV_WG_CASE(FORM, 32, TB, c, a, db) }
 

@@ -23,7 +23,7 @@ ops() { # ops NT : the accumulators of c[NT][4] as read-write operands
     echo " * scale_d 0 to overwrite c instead of adding to it. Included by aot_nvidia.h. */"
     echo "#ifndef AOT_WGMMA_H"
     echo "#define AOT_WGMMA_H"
-    for nt in 2 4 8 16 32; do
+    for nt in 2 4 8 9 16 32; do
         acc=$((nt * 4))
         echo
         echo "#define AOT_NV_WGMMA_SS_$nt(TYPE, TB, c, da, db, scale_d) \\"

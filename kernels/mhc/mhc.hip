@@ -1,14 +1,14 @@
 /* mhc.hip : manifold-constrained hyper-connections (DeepSeek-V4's mHC, n = 4 streams), the
  * math of ../shared/reference/mhc.md; the op contracts are in runtime/include/aiter_aot_mhc.h.
  *
- * mhc_gemm_n4/n1 the projection x . fn^T and sum x^2 as split-K partials, on the matrix
- *                units through the fragment API: x is bf16 already, and fn (fp32) is split
- *                into three bf16 terms hi + mid + lo that carry all 24 bits of its mantissa,
- *                so the products are those of fp32 arithmetic and the sums are fp32 (no
- *                tf32). Each wave owns 32 tokens (tiles of S::M); a block walks one split's
- *                range of k in chunks of 64: the block's residual rows arrive in shared
- *                memory by asynchronous copies several chunks ahead, the chunk's fn terms
- *                are staged beside them. n1: the first layer's un-expanded [T, C] input.
+ * mhc_gemm_n4/n1 the projection x . fn^T and sum x^2 as split-K partials, as warp-group
+ *                products (wgmma on sm_90a): x is bf16 already, and fn (fp32) is split into
+ *                three bf16 terms hi + mid + lo that carry all 24 bits of its mantissa, so
+ *                the products are those of fp32 arithmetic and the sums are fp32 (no tf32).
+ *                A block owns 32 tokens a wave and walks one split's range of k in chunks of
+ *                64: its residual rows arrive in shared memory by asynchronous copies several
+ *                chunks ahead, the chunk's fn terms are staged beside them, and both are read
+ *                from there by the products. n1: the first layer's un-expanded [T, C] input.
  * mhc_gemm_fused post-mix of the previous sublayer and the projection of its fp32 result, for
  *                few tokens (4 per wave, fn values from shared memory, plain fp32 FMA).
  * mhc_pre_*      one block per token: reduce the partials, RMS scale, pre, the pre-mix over
@@ -112,59 +112,64 @@ typedef aot_mfma_16x16x32 mhc_mma;
 typedef aot_mfma_16x16x16 mhc_mma;
 #endif
 
-#define KC AOT_MHC_TC_CHUNK
-#define KCP (KC + 2) /* row stride of the staged terms (33 words): B-fragment reads of the 8
-                        * columns x 4 lane groups of mma.sync hit 32 distinct banks */
+#define KC AOT_MHC_TC_CHUNK /* one 64-column panel of a swizzled tile (aot_tile.h) */
 
-/* fn[o][k0 .. k0+KC) is staged in shared memory as three bf16 terms [term][o][k] that carry
- * all 24 bits of each fp32 mantissa (outputs padded with zeros to OP). Each thread moves
- * FPT values: loaded to registers one chunk ahead, stored (split) after the chunk's matrix work. */
-template <int OP>
+/* B of the products: the three bf16 terms of fn[o][k0 .. k0+KC), term q of output o in column
+ * q * OPN + o, so each term fills whole N tiles and the three terms of an output land in the
+ * same lane's accumulators (the columns past 24 of a term are zero). */
+template <class S>
+struct fn_cols {
+    enum { OPN = (AOT_MHC_MIX + S::N - 1) / S::N * S::N, ROWS = 3 * OPN, NT = ROWS / S::N, NTQ = OPN / S::N };
+    static_assert(ROWS == 3 * AOT_MHC_TC_OPN(AOT_WAVE), "the runtime's dynamic shared size");
+};
+
+/* Each thread moves FPT values of fn: loaded to registers one chunk ahead, split and stored
+ * after the chunk's products are issued. */
+template <int OPN>
 struct fn_stage {
-    enum { FPT = OP * KC / AOT_MHC_BLOCK };
+    enum { FPT = OPN * KC / AOT_MHC_BLOCK };
     float v[FPT];
 };
 
-template <int OP>
-AOT_DEV void fn_load(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, fn_stage<OP> &r)
+template <int OPN>
+AOT_DEV void fn_load(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, fn_stage<OPN> &r)
 {
 #pragma unroll
-    for (int j = 0; j < fn_stage<OP>::FPT; j++) {
+    for (int j = 0; j < fn_stage<OPN>::FPT; j++) {
         const int i = aot_thread_x() + j * AOT_MHC_BLOCK, o = i / KC;
         r.v[j] = o < AOT_MHC_MIX ? a.fn[o * K + k0 + i % KC] : 0.0f;
     }
 }
 
-template <int OP>
-AOT_DEV void fn_store(const fn_stage<OP> &r, aot_u16 *fs)
+/* hi + mid + lo = v exactly: each remainder is exact in fp32 and the three bf16 carry all 24
+ * bits of the mantissa, so the products are those of fp32 arithmetic (no tf32). */
+template <int OPN>
+AOT_DEV void fn_store(const fn_stage<OPN> &r, aot_u16 *fs)
 {
 #pragma unroll
-    for (int j = 0; j < fn_stage<OP>::FPT; j++) {
+    for (int j = 0; j < fn_stage<OPN>::FPT; j++) {
         const int i = aot_thread_x() + j * AOT_MHC_BLOCK, o = i / KC, k = i % KC;
         const aot_u16 hi = aot_f32_to_bf16(r.v[j]);
-        const float r1 = r.v[j] - aot_bf16_to_f32(hi); /* exact in fp32 */
+        const float r1 = r.v[j] - aot_bf16_to_f32(hi);
         const aot_u16 mid = aot_f32_to_bf16(r1);
-        fs[o * KCP + k] = hi;
-        fs[(OP + o) * KCP + k] = mid;
-        fs[(2 * OP + o) * KCP + k] = aot_f32_to_bf16(r1 - aot_bf16_to_f32(mid));
+        fs[aot_swz(o, k, 3 * OPN)] = hi;
+        fs[aot_swz(OPN + o, k, 3 * OPN)] = mid;
+        fs[aot_swz(2 * OPN + o, k, 3 * OPN)] = aot_f32_to_bf16(r1 - aot_bf16_to_f32(mid));
     }
+    aot_wg_shared_fence();
 }
 
-/* Where k goes: the lanes of group g own the contiguous range [g * KC/G, (g+1) * KC/G) of the
- * chunk and take K/G of it per step, so A is read with 16-byte loads (aot_device.h's lane
- * groups: A and B agree on the permutation, so the sums are unchanged). */
-template <class S>
-AOT_DEV int phys_k(int group, int step, int rank) { return group * (KC / S::G) + step * (S::K / S::G) + rank; }
+/* Where (row, k) of a stage lies: the stage is a run of swizzled tiles of 4 S::M rows, one per
+ * warp-group product. */
+AOT_DEV int stage_at(int row, int k)
+{
+    constexpr int GM = 4 * mhc_mma::M;
+    return row / GM * (GM * KC) + aot_swz(row % GM, k, GM);
+}
 
-#define RS AOT_MHC_TC_ROW
-
-/* The tile row that a lane's A row slot r holds. */
-template <class S>
-AOT_DEV int a_slot_row(int lane, int r) { return S::a_row(lane, 0) + r * (S::M / S::A_ROWS); }
-
-/* Copies chunk k0 of the block's TB token rows (from token tb0) into a stage of shared memory,
- * [TB][RS]. Rows past the last token are left as they are: a row of A only reaches its own row
- * of the products and of the squares, and those are never stored. */
+/* Copies chunk k0 of the block's TB token rows (from token tb0) into a stage. Rows past the
+ * last token are left as they are: a row of A only reaches its own row of the products and of
+ * the squares, and those are never stored. */
 template <int TB>
 AOT_DEV void stage_issue(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, int tb0, aot_u16 *stage)
 {
@@ -172,154 +177,109 @@ AOT_DEV void stage_issue(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, int
 #pragma unroll
     for (int j = 0; j < TB * SEGS / AOT_MHC_BLOCK; j++) {
         const int p = aot_thread_x() + j * AOT_MHC_BLOCK, row = p / SEGS, seg = p % SEGS, t = tb0 + row;
-        if (t < a.tokens) aot_copy16_async(stage + row * RS + seg * 8, a.residual + (aot_i64)t * K + k0 + seg * 8, true);
+        if (t < a.tokens) aot_copy16_async(stage + stage_at(row, seg * 8), a.residual + (aot_i64)t * K + k0 + seg * 8, true);
     }
 }
 
-/* The lane's A fragment of tile w at step s, from a staged chunk whose wave rows start at wr0:
- * per row slot, its group's K/G consecutive k (aot_device.h's lane groups). */
-template <class S>
-AOT_DEV void a_fragment(const aot_u16 *stage, int wr0, int w, int s, aot_u16 (&f)[S::A])
+/* Sum of x^2 over a staged chunk: TPR threads per row, each KC / TPR columns. */
+template <int TB>
+AOT_DEV float chunk_squares(const aot_u16 *stage, int row)
 {
-    const int lane = aot_lane(), k = phys_k<S>(S::k_group(lane), s, 0);
+    constexpr int TPR = AOT_MHC_BLOCK / TB, SEGS = KC / 8 / TPR;
+    const int seg0 = aot_thread_x() % TPR * SEGS;
+    float s = 0.0f;
 #pragma unroll
-    for (int r = 0; r < S::A_ROWS; r++) {
-        const aot_u16 *p = stage + (wr0 + w * S::M + a_slot_row<S>(lane, r)) * RS + k;
-        aot_u16 v[S::K / S::G];
+    for (int g = 0; g < SEGS; g++) {
+        const aot_u16x8 q = aot_load_u16x8(stage + stage_at(row, (seg0 + g) * 8));
 #pragma unroll
-        for (int q = 0; q < S::K / S::G; q += 2) {
-            const aot_u32 pair = aot_load_u16x2(p + q);
-            v[q] = (aot_u16)pair, v[q + 1] = (aot_u16)(pair >> 16);
-        }
-#pragma unroll
-        for (int i = 0; i < S::A; i++)
-            if (S::a_slot(i) == r) f[i] = v[S::a_rank(i)];
+        for (int e = 0; e < 8; e++) s += aot_bf16_to_f32(q.v[e]) * aot_bf16_to_f32(q.v[e]);
     }
+    return s;
 }
 
-/* One chunk's products: per k step, the A fragments (and their squares) against the three fn
- * terms of every output tile. */
-template <class S, int TW, int NT, int OP>
-AOT_DEV void chunk_mma(const aot_u16 *stage, int wr0, const aot_u16 *terms, float (&acc)[TW][NT][S::C],
-                       float (&sqa)[TW][S::A_ROWS])
-{
-    const int lane = aot_lane();
-#pragma unroll
-    for (int s = 0; s < KC / S::K; s++) {
-        aot_u16 af[TW][S::A];
-#pragma unroll
-        for (int w = 0; w < TW; w++) {
-            a_fragment<S>(stage, wr0, w, s, af[w]);
-#pragma unroll
-            for (int i = 0; i < S::A; i++) sqa[w][S::a_slot(i)] += aot_bf16_to_f32(af[w][i]) * aot_bf16_to_f32(af[w][i]);
-        }
-#pragma unroll
-        for (int term = 0; term < 3; term++)
-#pragma unroll
-            for (int n = 0; n < NT; n++) {
-                aot_u16 bf[S::B];
-#pragma unroll
-                for (int i = 0; i < S::B; i += 2) {
-                    const aot_u32 pair = aot_load_u16x2(terms + (term * OP + n * S::N + S::b_col(lane, i)) * KCP +
-                                                        phys_k<S>(S::k_group(lane), s, S::b_rank(i)));
-                    bf[i] = (aot_u16)pair, bf[i + 1] = (aot_u16)(pair >> 16);
-                }
-#pragma unroll
-                for (int w = 0; w < TW; w++) aot_mma_bf16(S(), acc[w][n], af[w], bf);
-            }
-    }
-}
-
-/* TW: tiles of S::M tokens per wave (each staged fn chunk feeds TW times the matrix work). The
- * block's residual rows come through STAGES chunks of shared memory filled by asynchronous
- * copies (STAGES - 1 in flight while one is multiplied), so many loads are in flight without
- * holding registers; the fn terms are double-buffered. One barrier per chunk. */
-template <int NJ, int TW>
+/* The projection as warp-group products (aot_device.h): each group of 4 waves owns TW tiles of
+ * 4 S::M token rows and reads them, and the fn terms, from shared memory (sm_90a: wgmma from
+ * descriptors, asynchronous, so the squares and the next fn terms are done meanwhile). The
+ * block's residual rows come through STAGES chunks filled by asynchronous copies (STAGES - 1 in
+ * flight while one is multiplied); the fn terms are double-buffered. One barrier per chunk. */
+template <int NJ>
 AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
 {
     typedef mhc_mma S;
-    static_assert(S::M * TW == AOT_MHC_TC_TOKENS, "the runtime sizes the grid with AOT_MHC_TC_TOKENS");
-    constexpr int WAVES = AOT_MHC_BLOCK / AOT_WAVE, NT = (AOT_MHC_MIX + S::N - 1) / S::N, OP = NT * S::N;
-    constexpr int BUF = 3 * OP * KCP; /* u16 per buffer of staged terms */
-    constexpr int TB = WAVES * AOT_MHC_TC_TOKENS, STAGES = AOT_MHC_TC_STAGES(AOT_WAVE), STAGE = TB * RS;
-    static_assert(AOT_MHC_TC_SHARED(AOT_WAVE) == STAGES * STAGE * 2, "the runtime's dynamic shared size");
-    static_assert(STAGE * 2 >= AOT_MHC_BLOCK * S::A_ROWS * 4, "the squares' gather reuses a stage");
+    typedef fn_cols<S> F;
+    constexpr int WAVES = AOT_MHC_BLOCK / AOT_WAVE, GM = 4 * S::M, TB = WAVES * AOT_MHC_TC_TOKENS;
+    constexpr int TW = 4 * AOT_MHC_TC_TOKENS / GM, TPR = AOT_MHC_BLOCK / TB;
+    constexpr int BUF = F::ROWS * KC, STAGES = AOT_MHC_TC_STAGES(AOT_WAVE), STAGE = TB * KC;
+    static_assert(AOT_MHC_TC_SHARED(AOT_WAVE) == (2 * BUF + STAGES * STAGE) * 2 + AOT_TILE_SLACK, "the runtime's dynamic shared size");
+    static_assert(WAVES % 4 == 0 && TPR >= 1 && KC / 8 % TPR == 0, "whole warp groups; whole pieces per thread");
     const int tid = aot_thread_x(), lane = aot_lane(), split = aot_block_x() % a.splits;
-    const int tb0 = (aot_block_x() / a.splits) * TB, wr0 = (tid / AOT_WAVE) * AOT_MHC_TC_TOKENS, t0 = tb0 + wr0;
+    const int tb0 = (aot_block_x() / a.splits) * TB, g0 = tid / (4 * AOT_WAVE) * TW * GM, t0 = tb0 + g0;
+    const int sq_row = tid / TPR;
     const aot_i64 K = (aot_i64)NJ * a.hidden;
     const int chunks = (int)(K / KC), c_lo = split * chunks / a.splits, c_hi = (split + 1) * chunks / a.splits;
-    AOT_SHARED(aot_u32, fs32, BUF); /* two buffers of BUF u16 */
-    AOT_SHARED_DYN(aot_u16x8, stage8, STAGES * STAGE / 8);
-    aot_u16 *const fs = (aot_u16 *)fs32, *const stages = (aot_u16 *)stage8;
-    float acc[TW][NT][S::C], sqa[TW][S::A_ROWS]; /* squares by the lane's row slots */
+    AOT_SHARED_DYN_TILE(smem, 2 * BUF + STAGES * STAGE); /* fn terms [2][BUF], then the stages */
+    aot_u16 *const fs = smem, *const stages = smem + 2 * BUF;
+    float acc[TW][F::NT][S::C], sq = 0.0f;
 #pragma unroll
-    for (int w = 0; w < TW; w++) {
+    for (int w = 0; w < TW; w++)
 #pragma unroll
-        for (int n = 0; n < NT; n++)
+        for (int n = 0; n < F::NT; n++)
 #pragma unroll
             for (int i = 0; i < S::C; i++) acc[w][n][i] = 0.0f;
-#pragma unroll
-        for (int r = 0; r < S::A_ROWS; r++) sqa[w][r] = 0.0f;
-    }
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (c_lo + s < c_hi) stage_issue<TB>(a, K, (aot_i64)(c_lo + s) * KC, tb0, stages + s * STAGE);
         aot_copy_async_commit(); /* empty groups too: the wait below counts groups */
     }
-    fn_stage<OP> fr;
+    fn_stage<F::OPN> fr;
     if (c_lo < c_hi) {
-        fn_load<OP>(a, K, (aot_i64)c_lo * KC, fr);
-        fn_store<OP>(fr, fs);
+        fn_load<F::OPN>(a, K, (aot_i64)c_lo * KC, fr);
+        fn_store<F::OPN>(fr, fs);
     }
     for (int c = c_lo; c < c_hi; c++) {
         const int i = c - c_lo;
+        const aot_u16 *const stage = stages + i % STAGES * STAGE, *const terms = fs + (i & 1) * BUF;
         aot_copy_async_wait_prior<STAGES - 2>(); /* this thread's copies of chunk c have landed */
         aot_sync_block(); /* everyone's have; chunk c - 1's stage and fn buffer are free */
         if (c + STAGES - 1 < c_hi)
             stage_issue<TB>(a, K, (aot_i64)(c + STAGES - 1) * KC, tb0, stages + (i + STAGES - 1) % STAGES * STAGE);
         aot_copy_async_commit();
         const bool more = c + 1 < c_hi;
-        if (more) fn_load<OP>(a, K, (aot_i64)(c + 1) * KC, fr);
-        if (t0 < a.tokens) { /* a wave past the last token has nothing to multiply (decode) */
-            chunk_mma<S, TW, NT, OP>(stages + i % STAGES * STAGE, wr0, fs + (i & 1) * BUF, acc, sqa);
-        }
-        if (more) fn_store<OP>(fr, fs + ((i + 1) & 1) * BUF);
+        if (more) fn_load<F::OPN>(a, K, (aot_i64)(c + 1) * KC, fr);
+        /* every group multiplies, past the last token too: products under a branch would be
+         * serialized by ptxas, which cannot see that the branch is uniform in the group */
+#pragma unroll
+        for (int w = 0; w < TW; w++) aot_wg_begin(acc[w]);
+#pragma unroll
+        for (int s = 0; s < KC / S::K; s++)
+#pragma unroll
+            for (int w = 0; w < TW; w++) aot_wg_mma_ss<S, 0>(S(), acc[w], stage + (g0 + w * GM) * KC, s * S::K, terms, F::ROWS, 0);
+        if (tb0 + sq_row < a.tokens) sq += chunk_squares<TB>(stage, sq_row);
+        if (more) fn_store<F::OPN>(fr, fs + ((i + 1) & 1) * BUF);
+#pragma unroll
+        for (int w = 0; w < TW; w++) aot_wg_end(acc[w]);
     }
     aot_copy_async_wait_all();
     const aot_i64 base = (aot_i64)split * a.tokens;
+    const int wave_row = tid / AOT_WAVE % 4 * S::M; /* the wave's rows of each of its group's tiles */
 #pragma unroll
     for (int w = 0; w < TW; w++)
 #pragma unroll
-        for (int n = 0; n < NT; n++)
+        for (int n = 0; n < F::NTQ; n++)
 #pragma unroll
             for (int i = 0; i < S::C; i++) {
-                const int t = t0 + w * S::M + S::c_row(lane, i), o = n * S::N + S::c_col(lane, i);
-                if (t < a.tokens && o < AOT_MHC_MIX) a.mix[(base + t) * AOT_MHC_MIX + o] = acc[w][n][i];
+                const int t = t0 + w * GM + wave_row + S::c_row(lane, i), o = n * S::N + S::c_col(lane, i);
+                const float v = acc[w][n][i] + acc[w][n + F::NTQ][i] + acc[w][n + 2 * F::NTQ][i];
+                if (t < a.tokens && o < AOT_MHC_MIX) a.mix[(base + t) * AOT_MHC_MIX + o] = v;
             }
-    /* sum of squares: each lane's sums per row slot, gathered by row, one tile at a time, in the
-     * first stage (free once every wave is past its last chunk) */
-    float *const sqs = (float *)stages;
-    const float *own = sqs + (tid - lane) * S::A_ROWS;
 #pragma unroll
-    for (int w = 0; w < TW; w++) {
-        aot_sync_block();
-#pragma unroll
-        for (int r = 0; r < S::A_ROWS; r++) sqs[tid * S::A_ROWS + r] = sqa[w][r];
-        aot_sync_block();
-        const int t = t0 + w * S::M + lane;
-        if (lane < S::M && t < a.tokens) {
-            float sum = 0.0f;
-            for (int l = 0; l < AOT_WAVE; l++)
-                for (int r = 0; r < S::A_ROWS; r++) sum += a_slot_row<S>(l, r) == lane ? own[l * S::A_ROWS + r] : 0.0f;
-            a.sqrsum[base + t] = sum;
-        }
-    }
+    for (int m = 1; m < TPR; m <<= 1) sq += aot_shfl_xor_f32(sq, m);
+    if (tid % TPR == 0 && tb0 + sq_row < a.tokens) a.sqrsum[base + tb0 + sq_row] = sq;
 }
 
-#define MHC_TW (AOT_MHC_TC_TOKENS / mhc_mma::M)
-AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_n4(aot_mhc_gemm_kargs a) { gemm_tc_body<N_, MHC_TW>(a); }
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_n4(aot_mhc_gemm_kargs a) { gemm_tc_body<N_>(a); }
 AOT_EMU_ENTRY(mhc_gemm_n4, aot_mhc_gemm_kargs)
-AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_n1(aot_mhc_gemm_kargs a) { gemm_tc_body<1, MHC_TW>(a); }
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_n1(aot_mhc_gemm_kargs a) { gemm_tc_body<1>(a); }
 AOT_EMU_ENTRY(mhc_gemm_n1, aot_mhc_gemm_kargs)
 
 /* ---- coefficients ---- */

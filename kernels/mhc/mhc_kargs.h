@@ -16,13 +16,15 @@
 #define AOT_MHC_POST_SPAN 2048   /* hidden positions per block of mhc_post (8 a thread) */
 #define AOT_MHC_TC_CHUNK 64      /* k positions per step of the matrix-unit projection */
 /* The matrix-unit projection stages each chunk of its block's residual rows in shared memory
- * (asynchronous copies, AOT_MHC_TC_STAGES chunks in flight or in use): rows of 72 values (144
- * bytes, so the fragment reads of 8 lanes fall in distinct banks). The launch provides the
- * stages as dynamic shared memory; gfx942's 64 KiB of LDS holds two. */
-#define AOT_MHC_TC_ROW (AOT_MHC_TC_CHUNK + 8)
+ * (asynchronous copies, AOT_MHC_TC_STAGES chunks in flight or in use) as a swizzled tile
+ * beside two buffers of fn's three bf16 terms (3 OPN rows: 24 outputs rounded up to the matrix
+ * shape's N, 8 on NVIDIA, 16 on AMD); the launch provides them as dynamic shared memory, plus
+ * the 1024 bytes of aot_device.h's AOT_TILE_SLACK. gfx942's 64 KiB of LDS holds two stages. */
 #define AOT_MHC_TC_STAGES(wave) ((wave) == 64 ? 2 : 4)
-#define AOT_MHC_TC_SHARED(wave) \
-    (AOT_MHC_TC_STAGES(wave) * (AOT_MHC_BLOCK / (wave)) * AOT_MHC_TC_TOKENS * AOT_MHC_TC_ROW * 2)
+#define AOT_MHC_TC_OPN(wave) ((wave) == 64 ? 32 : 24)
+#define AOT_MHC_TC_SHARED(wave)                                                                   \
+    (1024 + 2 * (2 * 3 * AOT_MHC_TC_OPN(wave) * AOT_MHC_TC_CHUNK +                               \
+                 AOT_MHC_TC_STAGES(wave) * (AOT_MHC_BLOCK / (wave)) * AOT_MHC_TC_TOKENS * AOT_MHC_TC_CHUNK))
 
 /* Projection partials: mix[s][t][o] = sum over this split's hidden range of x[t][k] fn[o][k],
  * sqrsum[s][t] = sum of x^2, k = j*hidden + h. x is residual (streams 4, or 1 for the
