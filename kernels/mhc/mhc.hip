@@ -5,10 +5,11 @@
  *                products (wgmma on sm_90a): x is bf16 already, and fn (fp32) is split into
  *                three bf16 terms hi + mid + lo that carry all 24 bits of its mantissa, so
  *                the products are those of fp32 arithmetic and the sums are fp32 (no tf32).
- *                A block owns 32 tokens a wave and walks one split's range of k in chunks of
- *                64: its residual rows arrive in shared memory by asynchronous copies several
- *                chunks ahead, the chunk's fn terms are staged beside them, and both are read
- *                from there by the products. n1: the first layer's un-expanded [T, C] input.
+ *                A block owns 16 tokens a wave (256 on NVIDIA, 128 on AMD) and walks one
+ *                split's range of k in chunks of 64: its residual rows arrive in shared
+ *                memory by asynchronous copies several chunks ahead, the chunk's fn terms are
+ *                staged beside them, and both are read from there by the products. n1: the
+ *                first layer's un-expanded [T, C] input.
  * mhc_gemm_fused post-mix of the previous sublayer and the projection of its fp32 result, for
  *                few tokens (4 per wave, fn values from shared memory, plain fp32 FMA).
  * mhc_pre_*      one block per token: reduce the partials, RMS scale, pre, the pre-mix over
@@ -123,38 +124,46 @@ struct fn_cols {
     static_assert(ROWS == 3 * AOT_MHC_TC_OPN(AOT_WAVE), "the runtime's dynamic shared size");
 };
 
-/* Each thread moves FPT values of fn: loaded to registers one chunk ahead, split and stored
- * after the chunk's products are issued. */
+/* Each thread moves PPT pairs of fn values (k, k + 1 of one output): loaded to registers one
+ * chunk ahead, split and stored after the chunk's products are issued. */
 template <int OPN>
 struct fn_stage {
-    enum { FPT = OPN * KC / AOT_MHC_BLOCK };
-    float v[FPT];
+    enum { PAIRS = OPN * KC / 2, PPT = (PAIRS + AOT_MHC_TC_BLOCK - 1) / AOT_MHC_TC_BLOCK };
+    float v[PPT][2];
 };
 
 template <int OPN>
 AOT_DEV void fn_load(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, fn_stage<OPN> &r)
 {
 #pragma unroll
-    for (int j = 0; j < fn_stage<OPN>::FPT; j++) {
-        const int i = aot_thread_x() + j * AOT_MHC_BLOCK, o = i / KC;
-        r.v[j] = o < AOT_MHC_MIX ? a.fn[o * K + k0 + i % KC] : 0.0f;
+    for (int j = 0; j < fn_stage<OPN>::PPT; j++) {
+        const int p = aot_thread_x() + j * AOT_MHC_TC_BLOCK, o = p / (KC / 2);
+        const float *f = a.fn + o * K + k0 + 2 * (p % (KC / 2));
+        r.v[j][0] = o < AOT_MHC_MIX ? f[0] : 0.0f; /* also past PAIRS: not stored */
+        r.v[j][1] = o < AOT_MHC_MIX ? f[1] : 0.0f;
     }
 }
 
+/* The bf16 pair in word w, back to fp32. */
+AOT_DEV float lo_f32(aot_u32 w) { return aot_f32_from_bits(w << 16); }
+AOT_DEV float hi_f32(aot_u32 w) { return aot_f32_from_bits(w & 0xffff0000u); }
+
 /* hi + mid + lo = v exactly: each remainder is exact in fp32 and the three bf16 carry all 24
- * bits of the mantissa, so the products are those of fp32 arithmetic (no tf32). */
+ * bits of the mantissa, so the products are those of fp32 arithmetic (no tf32). Two values at
+ * a time (one paired conversion each). */
 template <int OPN>
 AOT_DEV void fn_store(const fn_stage<OPN> &r, aot_u16 *fs)
 {
 #pragma unroll
-    for (int j = 0; j < fn_stage<OPN>::FPT; j++) {
-        const int i = aot_thread_x() + j * AOT_MHC_BLOCK, o = i / KC, k = i % KC;
-        const aot_u16 hi = aot_f32_to_bf16(r.v[j]);
-        const float r1 = r.v[j] - aot_bf16_to_f32(hi);
-        const aot_u16 mid = aot_f32_to_bf16(r1);
-        fs[aot_swz(o, k, 3 * OPN)] = hi;
-        fs[aot_swz(OPN + o, k, 3 * OPN)] = mid;
-        fs[aot_swz(2 * OPN + o, k, 3 * OPN)] = aot_f32_to_bf16(r1 - aot_bf16_to_f32(mid));
+    for (int j = 0; j < fn_stage<OPN>::PPT; j++) {
+        const int p = aot_thread_x() + j * AOT_MHC_TC_BLOCK, o = p / (KC / 2), k = 2 * (p % (KC / 2));
+        if (fn_stage<OPN>::PAIRS % AOT_MHC_TC_BLOCK != 0 && p >= fn_stage<OPN>::PAIRS) break;
+        const aot_u32 hi = aot_pack2_16(r.v[j][0], r.v[j][1], 0);
+        const float r0 = r.v[j][0] - lo_f32(hi), r1 = r.v[j][1] - hi_f32(hi);
+        const aot_u32 mid = aot_pack2_16(r0, r1, 0);
+        *(aot_u32 *)(fs + aot_swz(o, k, 3 * OPN)) = hi;
+        *(aot_u32 *)(fs + aot_swz(OPN + o, k, 3 * OPN)) = mid;
+        *(aot_u32 *)(fs + aot_swz(2 * OPN + o, k, 3 * OPN)) = aot_pack2_16(r0 - lo_f32(mid), r1 - hi_f32(mid), 0);
     }
     aot_wg_shared_fence();
 }
@@ -175,8 +184,8 @@ AOT_DEV void stage_issue(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, int
 {
     constexpr int SEGS = KC / 8; /* 16-byte pieces per row */
 #pragma unroll
-    for (int j = 0; j < TB * SEGS / AOT_MHC_BLOCK; j++) {
-        const int p = aot_thread_x() + j * AOT_MHC_BLOCK, row = p / SEGS, seg = p % SEGS, t = tb0 + row;
+    for (int j = 0; j < TB * SEGS / AOT_MHC_TC_BLOCK; j++) {
+        const int p = aot_thread_x() + j * AOT_MHC_TC_BLOCK, row = p / SEGS, seg = p % SEGS, t = tb0 + row;
         if (t < a.tokens) aot_copy16_async(stage + stage_at(row, seg * 8), a.residual + (aot_i64)t * K + k0 + seg * 8, true);
     }
 }
@@ -185,7 +194,7 @@ AOT_DEV void stage_issue(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, int
 template <int TB>
 AOT_DEV float chunk_squares(const aot_u16 *stage, int row)
 {
-    constexpr int TPR = AOT_MHC_BLOCK / TB, SEGS = KC / 8 / TPR;
+    constexpr int TPR = AOT_MHC_TC_BLOCK / TB, SEGS = KC / 8 / TPR;
     const int seg0 = aot_thread_x() % TPR * SEGS;
     float s = 0.0f;
 #pragma unroll
@@ -207,8 +216,8 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
 {
     typedef mhc_mma S;
     typedef fn_cols<S> F;
-    constexpr int WAVES = AOT_MHC_BLOCK / AOT_WAVE, GM = 4 * S::M, TB = WAVES * AOT_MHC_TC_TOKENS;
-    constexpr int TW = 4 * AOT_MHC_TC_TOKENS / GM, TPR = AOT_MHC_BLOCK / TB;
+    constexpr int WAVES = AOT_MHC_TC_BLOCK / AOT_WAVE, GM = 4 * S::M, TB = WAVES * AOT_MHC_TC_TOKENS;
+    constexpr int TW = 4 * AOT_MHC_TC_TOKENS / GM, TPR = AOT_MHC_TC_BLOCK / TB;
     constexpr int BUF = F::ROWS * KC, STAGES = AOT_MHC_TC_STAGES(AOT_WAVE), STAGE = TB * KC;
     static_assert(AOT_MHC_TC_SHARED(AOT_WAVE) == (2 * BUF + STAGES * STAGE) * 2 + AOT_TILE_SLACK, "the runtime's dynamic shared size");
     static_assert(WAVES % 4 == 0 && TPR >= 1 && KC / 8 % TPR == 0, "whole warp groups; whole pieces per thread");
@@ -277,9 +286,9 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
     if (tid % TPR == 0 && tb0 + sq_row < a.tokens) a.sqrsum[base + tb0 + sq_row] = sq;
 }
 
-AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_n4(aot_mhc_gemm_kargs a) { gemm_tc_body<N_>(a); }
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_TC_BLOCK) void mhc_gemm_n4(aot_mhc_gemm_kargs a) { gemm_tc_body<N_>(a); }
 AOT_EMU_ENTRY(mhc_gemm_n4, aot_mhc_gemm_kargs)
-AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_n1(aot_mhc_gemm_kargs a) { gemm_tc_body<1>(a); }
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_TC_BLOCK) void mhc_gemm_n1(aot_mhc_gemm_kargs a) { gemm_tc_body<1>(a); }
 AOT_EMU_ENTRY(mhc_gemm_n1, aot_mhc_gemm_kargs)
 
 /* ---- coefficients ---- */

@@ -10,7 +10,8 @@
 #define AOT_MHC_MIX 24
 #define AOT_MHC_BLOCK 256        /* threads per block of every mHC kernel */
 #define AOT_MHC_GEMM_TOKENS 4    /* tokens per wave in the fused projection */
-#define AOT_MHC_TC_TOKENS 32     /* tokens per wave in the matrix-unit projection (2 tiles of S::M) */
+#define AOT_MHC_TC_BLOCK 512     /* threads per block of the matrix-unit projection (4 warp groups on NVIDIA) */
+#define AOT_MHC_TC_TOKENS 16     /* its tokens per wave: a warp group multiplies 64-row tiles */
 #define AOT_MHC_GEMM_CHUNK 64    /* hidden positions per step of the fused projection; splits come in these */
 #define AOT_MHC_MAX_HIDDEN 16384
 #define AOT_MHC_POST_SPAN 2048   /* hidden positions per block of mhc_post (8 a thread) */
@@ -24,7 +25,7 @@
 #define AOT_MHC_TC_OPN(wave) ((wave) == 64 ? 32 : 24)
 #define AOT_MHC_TC_SHARED(wave)                                                                   \
     (1024 + 2 * (2 * 3 * AOT_MHC_TC_OPN(wave) * AOT_MHC_TC_CHUNK +                               \
-                 AOT_MHC_TC_STAGES(wave) * (AOT_MHC_BLOCK / (wave)) * AOT_MHC_TC_TOKENS * AOT_MHC_TC_CHUNK))
+                 AOT_MHC_TC_STAGES(wave) * (AOT_MHC_TC_BLOCK / (wave)) * AOT_MHC_TC_TOKENS * AOT_MHC_TC_CHUNK))
 
 /* Projection partials: mix[s][t][o] = sum over this split's hidden range of x[t][k] fn[o][k],
  * sqrsum[s][t] = sum of x^2, k = j*hidden + h. x is residual (streams 4, or 1 for the

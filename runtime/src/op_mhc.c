@@ -55,8 +55,8 @@ static aiter_aot_status check_splits(const char *op, int32_t splits, int32_t hid
 
 /* ---- split choice ---- */
 
-/* Splits are chosen in units of 64 tokens (a block of the matrix-unit projection holds 128
- * tokens at wave 32, 64 at wave 64). */
+/* Splits are chosen in units of 64 tokens (a block of the matrix-unit projection holds 256
+ * tokens at wave 32, 128 at wave 64). */
 static int32_t tiles_of(int32_t tokens) { return tokens > 64 ? (tokens + 63) / 64 : 1; }
 
 /* The largest split pre_full may pick, whatever the device (sizes its workspace). */
@@ -101,10 +101,11 @@ static aiter_aot_status launch_gemm(const char *name, int matrix_units, aot_mhc_
 {
     aot_op_kernel kern;
     AOT_FORWARD(aot_op_find(name, sizeof *k, &kern, d));
-    unsigned tokens_per_block = AOT_MHC_BLOCK / kern.wave * (matrix_units ? AOT_MHC_TC_TOKENS : AOT_MHC_GEMM_TOKENS);
+    unsigned threads = matrix_units ? AOT_MHC_TC_BLOCK : AOT_MHC_BLOCK;
+    unsigned tokens_per_block = threads / kern.wave * (matrix_units ? AOT_MHC_TC_TOKENS : AOT_MHC_GEMM_TOKENS);
     unsigned tiles = ((unsigned)k->tokens + tokens_per_block - 1) / tokens_per_block;
     unsigned shared = matrix_units ? AOT_MHC_TC_SHARED(kern.wave) : 0;
-    return aot_op_run(&kern, k, tiles * (unsigned)k->splits, AOT_MHC_BLOCK, shared, stream, d);
+    return aot_op_run(&kern, k, tiles * (unsigned)k->splits, threads, shared, stream, d);
 }
 
 static const char *pre_kernel(int broadcast, int norm)
