@@ -56,7 +56,8 @@
  *   AOT_MMA_SYNC        aot_mma_m16n8k16                             (aot_mma_sync.h, sm_80+)
  * Loads and conversions with vendor fast paths (generic versions below): aot_frag_a and
  * aot_frag_b_cols/rows (fragments from swizzled shared tiles, aot_swz), aot_wg_mma_ss/rs
- * (products of 4 waves with B from a tile), aot_copy16_async (+ commit, wait_all),
+ * (products of 4 waves with B from a tile) and aot_wg_shared_fence, AOT_SHARED_TILE and
+ * AOT_SHARED_DYN_TILE (aligned for them), aot_copy16_async (+ commit, wait_all),
  * aot_copy_async_wait_prior<N>, aot_pack2_16, aot_wave_any.
  * Everything below is written once on top of those. */
 #ifndef AOT_DEVICE_H
