@@ -39,13 +39,6 @@
  *   aot_mma_bf16(S(), c, a, b), aot_mma_f16(S(), c, a, b)
  *        float c[S::C], unsigned short a[S::A], b[S::B]; every lane of the wave must call it.
  * A kernel loads its fragments through the maps, so one source serves every shape.
- * Lane groups: the lanes holding a given k of A (in any row) are exactly those holding that k
- * of B (in any column); S::G groups, S::k_group(lane) names a lane's, and the K/G values of k
- * a group holds are S::k_of(group, rank), rank 0..K/G-1. Element i of a lane's A fragment has
- * rank S::a_rank(i) and lies in the lane's row number S::a_slot(i) (of S::A_ROWS rows); element
- * i of its B fragment has rank S::b_rank(i). Since a product sums over k, a kernel may feed
- * any k to a (group, rank) as long as A and B agree: e.g. give each group a contiguous range
- * so that a lane reads its A values with wide loads.
  * Rows of C: a lane holds S::C_ROWS rows (element i in slot S::c_slot(i)); the S::ROW_LANES
  * lanes holding the same rows differ in the low bits of the lane (reduce with xor 1, 2, ...).
  * S::C_TO_A = 1 (mma.sync): the C fragments of the K/N tiles of a k-step are that step's A

@@ -13,7 +13,7 @@
 
 template <int M_, int K_>
 struct aot_mfma_shape {
-    enum { M = M_, N = M_, K = K_, KL = M_ * K_ / 64, A = KL, B = KL, C = M_ * M_ / 64, G = 64 / M_, A_ROWS = 1 };
+    enum { M = M_, N = M_, K = K_, KL = M_ * K_ / 64, A = KL, B = KL, C = M_ * M_ / 64 };
     /* element i (0..A-1) of lane's A fragment is A[a_row][a_k] */
     AOT_DEV int a_row(int lane, int i) { return (void)i, lane % M; }
     AOT_DEV int a_k(int lane, int i) { return (lane / M) * KL + i; }
@@ -24,12 +24,6 @@ struct aot_mfma_shape {
      * 64/M lane groups interleaved within each 4*64/M rows */
     AOT_DEV int c_row(int lane, int i) { return (i / 4) * (4 * 64 / M) + (lane / M) * 4 + i % 4; }
     AOT_DEV int c_col(int lane, int i) { return (void)i, lane % M; }
-    /* k by lane group (see aot_device.h): lanes with the same lane / M hold the same k */
-    AOT_DEV int k_group(int lane) { return lane / M; }
-    AOT_DEV int k_of(int group, int rank) { return group * KL + rank; }
-    AOT_DEV int a_rank(int i) { return i; }
-    AOT_DEV int a_slot(int i) { return (void)i, 0; }
-    AOT_DEV int b_rank(int i) { return i; }
     /* C by rows: lanes hold columns, so a row's C_ROWS... see aot_mma_sync.h; MFMA's C is
      * column-major across lanes, so C_TO_A does not hold (c_tile/c_elem are not used). */
     enum { C_ROWS = C, ROW_LANES = M, C_TO_A = 0 };

@@ -11,19 +11,13 @@
 #define AOT_MMA_SYNC_H
 
 struct aot_mma_m16n8k16 {
-    enum { M = 16, N = 8, K = 16, A = 8, B = 4, C = 4, G = 4, A_ROWS = 2 };
+    enum { M = 16, N = 8, K = 16, A = 8, B = 4, C = 4 };
     AOT_DEV int a_row(int lane, int i) { return lane / 4 + 8 * ((i / 2) % 2); }
     AOT_DEV int a_k(int lane, int i) { return 2 * (lane % 4) + i % 2 + 8 * (i / 4); }
     AOT_DEV int b_k(int lane, int i) { return 2 * (lane % 4) + i % 2 + 8 * (i / 2); }
     AOT_DEV int b_col(int lane, int i) { return (void)i, lane / 4; }
     AOT_DEV int c_row(int lane, int i) { return lane / 4 + 8 * (i / 2); }
     AOT_DEV int c_col(int lane, int i) { return 2 * (lane % 4) + i % 2; }
-    /* k by lane group (see aot_device.h): lanes with the same lane % 4 hold the same k */
-    AOT_DEV int k_group(int lane) { return lane % 4; }
-    AOT_DEV int k_of(int group, int rank) { return 2 * group + rank % 2 + 8 * (rank / 2); }
-    AOT_DEV int a_rank(int i) { return 2 * (i / 4) + i % 2; }
-    AOT_DEV int a_slot(int i) { return (i / 2) % 2; }
-    AOT_DEV int b_rank(int i) { return i; }
     /* C by rows: a lane holds C_ROWS rows (element i in row slot c_slot(i)), each shared with
      * the ROW_LANES lanes that differ from it in the low bits. C_TO_A: the C fragments of the
      * K/N tiles of one k-step, taken as they are, form the A fragment of that step: element i

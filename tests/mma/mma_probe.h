@@ -11,7 +11,7 @@
 typedef struct {
     const uint16_t *a, *b;
     const float *c;
-    float *d;                   /* [M][N], then two floats: 0 when the lane-group maps agree,
+    float *d;                   /* [M][N], then two floats: 0 when the row maps of C agree,
                                  * 0 when the fragment loads from a swizzled tile agree with
                                  * the maps (else 1 + the first failing lane) */
     int32_t f16, reserved; /* f16 = 1: fp16 inputs, else bf16 */

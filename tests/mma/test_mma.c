@@ -52,7 +52,7 @@ int main(void)
                 double e = rc ? 1.0 / 0.0 : mma_case_error(s, f16, a, b, c, d);
                 const float maps = d[s->m * s->n], loads = d[s->m * s->n + 1];
                 int ok = rc == 0 && e <= EXACT_TOL && maps == 0.0f && loads == 0.0f;
-                if (rc == 0 && maps != 0.0f) snprintf(err, sizeof err, "group maps disagree at lane %d", (int)maps - 1);
+                if (rc == 0 && maps != 0.0f) snprintf(err, sizeof err, "row maps disagree at lane %d", (int)maps - 1);
                 if (rc == 0 && loads != 0.0f) snprintf(err, sizeof err, "fragment loads disagree at lane %d", (int)loads - 1);
                 ok ? pass++ : fail++;
                 printf("%-4s %-9s %s wave %d: max error %.3g of the magnitudes (limit %.3g) %s\n", ok ? "ok" : "FAIL",
