@@ -237,11 +237,13 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
     /* numerators 2^(x log2 e - mx log2 e): one fma each; the rounding of mx log2 e scales every
      * numerator alike, so it cancels in the weights */
     const float L = AOT_LOG2E, mxl = mx * L;
-    float sum = 0.0f;
+    float sum = 0.0f; /* the row's sum, needed only when the chosen weights are not rescaled */
+    if (!a.renormalize) {
 #pragma unroll
-    for (int j = 0; j < VPT; j++) sum += aot_exp2_fast(bits16_logit<BF16>(b[j]) * L - mxl);
-    sum = aot_wave_sum_f32(sum);
-    if (sum != sum) return false; /* a NaN logit */
+        for (int j = 0; j < VPT; j++) sum += aot_exp2_fast(bits16_logit<BF16>(b[j]) * L - mxl);
+        sum = aot_wave_sum_f32(sum);
+        if (sum != sum) return false; /* a NaN logit */
+    }
     aot_u32 mine = lane == 0 ? best : 0u;
     pop<TOPN>(h, best);
     if (a.k == 8) /* DeepSeek-V3's and Qwen3's k, unrolled: 5-7 % faster on the H200 */
@@ -251,7 +253,11 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
         for (int s = 1; s < a.k; s++) round_step<TOPN>(h, mine, s);
     /* A lane with nothing left that holds more than TOPN experts may hide the next one (false
      * alarms when it gave its last key in the last round; rare either way). */
-    if (aot_wave_any(h[0] == 0u && e0 + TOPN < E && VPT > TOPN)) return false;
+    /* A chosen NaN sends the row back too (only a negative one can be chosen here: its key is
+     * below -inf's; without renormalization the sum has caught it already). */
+    const aot_u32 neg_inf_key = BF16 ? 0x0080u : 0x0400u; /* 0x10000 - the bits of -inf */
+    if (aot_wave_any((h[0] == 0u && e0 + TOPN < E && VPT > TOPN) || (lane < a.k && mine >> 16 < neg_inf_key)))
+        return false;
     const float num = lane < a.k ? aot_exp2_fast(key_logit<BF16>(mine) * L - mxl) : 0.0f;
     const float scale = 1.0f / (a.renormalize ? aot_wave_sum_f32(num) : sum); /* both >= 1 */
     write_row(a, row, lane, num * scale, (int)(0xffffu - (mine & 0xffffu)));

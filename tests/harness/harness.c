@@ -30,7 +30,7 @@ static void *make_logits(const topk_case *c, ref_rng *r, double *vals, int64_t s
             if (c->special == 2 && x == 0.0f && ref_uniform(r) < 0.5) x = -0.0f;
             /* monotonic rows: the k largest are neighbours (one lane holds several of them) */
             if (c->special == 3) x = (t & 1 ? -0.01f : 0.01f) * (float)e;
-            if (c->special == 1 && t % 3 == 1 && e % 7 == 3) x = NAN;
+            if (c->special == 1 && t % 3 == 1 && e % 7 == 3) x = t / 3 % 2 ? -NAN : NAN; /* both signs */
             if (c->special == 1 && t % 5 == 2 && e == c->experts / 2) x = INFINITY;
             if (c->special == 1 && t % 4 == 3) x = -INFINITY; /* whole row -inf */
             size_t at = (size_t)t * (size_t)stride + e;

@@ -37,7 +37,7 @@ uint16_t ref_to_f16(float f)
     /* exact rounding through double arithmetic: scale into the fp16 grid and round-half-even */
     double x = f, a = fabs(x);
     uint16_t sign = signbit(x) ? 0x8000 : 0;
-    if (isnan(x)) return 0x7e00;
+    if (isnan(x)) return sign | 0x7e00;
     if (a >= 65520.0) return sign | 0x7c00;
     if (a < 0x1p-14) return sign | (uint16_t)nearbyint(a * 0x1p24); /* subnormal */
     int e;
