@@ -51,6 +51,7 @@ AOT_DEV int aot_shfl_i32(int v, int src) { return __builtin_amdgcn_ds_bpermute(s
 AOT_DEV float aot_exp2_fast(float x) { return __builtin_amdgcn_exp2f(x); }
 AOT_DEV float aot_log2_fast(float x) { return __builtin_amdgcn_logf(x); }
 AOT_DEV float aot_rsqrt_fast(float x) { return __builtin_amdgcn_rsqf(x); }
+AOT_DEV float aot_rcp_fast(float x) { return __builtin_amdgcn_rcpf(x); }
 AOT_DEV float aot_fmaxf(float a, float b) { return __builtin_fmaxf(a, b); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { return __builtin_bit_cast(float, u); }
 AOT_DEV unsigned aot_bits_from_f32(float f) { return __builtin_bit_cast(unsigned, f); }

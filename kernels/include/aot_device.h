@@ -23,6 +23,7 @@
  *                          result below 2^-126 may flush to zero)
  *   aot_log2_fast(x)       log2(x) in fp32, hardware approximation (<= 2 ulp on both vendors)
  *   aot_rsqrt_fast(x)      1/sqrt(x) in fp32, hardware approximation (<= 2 ulp)
+ *   aot_rcp_fast(x)        1/x in fp32, hardware approximation (<= 1 ulp for normal x)
  *   aot_fmaxf(a, b)        fp32 max (the other operand when one is NaN)
  *   aot_f32_from_bits(u), aot_bits_from_f32(f)   bit casts
  *   aot_atomic_add_i32(p, v)  adds v to the global int *p, returns the old value (device scope)
@@ -51,7 +52,7 @@
  * aot_frag_b_cols/rows (fragments from swizzled shared tiles, aot_swz), aot_wg_mma_ss/rs
  * (products of 4 waves with B from a tile) and aot_wg_shared_fence, AOT_SHARED_TILE and
  * AOT_SHARED_DYN_TILE (aligned for them), aot_copy16_async (+ commit, wait_all),
- * aot_copy_async_wait_prior<N>, aot_pack2_16, aot_wave_any.
+ * aot_copy_async_wait_prior<N>, aot_pack2_16, aot_sign_mask16x2, aot_wave_any.
  * Everything below is written once on top of those. */
 #ifndef AOT_DEVICE_H
 #define AOT_DEVICE_H
@@ -79,8 +80,12 @@ typedef long long aot_i64;
 #define AOT_INF aot_f32_from_bits(0x7f800000u)
 
 AOT_DEV float aot_shfl_f32(float v, int src) { return aot_f32_from_bits((aot_u32)aot_shfl_i32((int)aot_bits_from_f32(v), src)); }
+/* v of lane (this lane xor mask). A vendor with a butterfly shuffle defines AOT_SHFL_XOR and
+ * its own (no lane arithmetic). */
+#if !defined(AOT_SHFL_XOR)
 AOT_DEV int aot_shfl_xor_i32(int v, int mask) { return aot_shfl_i32(v, aot_lane() ^ mask); }
-AOT_DEV float aot_shfl_xor_f32(float v, int mask) { return aot_shfl_f32(v, aot_lane() ^ mask); }
+#endif
+AOT_DEV float aot_shfl_xor_f32(float v, int mask) { return aot_f32_from_bits((aot_u32)aot_shfl_xor_i32((int)aot_bits_from_f32(v), mask)); }
 
 /* Eight 16-bit values moved as one 16-byte access; the address must be 16-byte aligned. */
 struct __attribute__((aligned(16))) aot_u16x8 {
@@ -159,6 +164,12 @@ AOT_DEV aot_u32 aot_pack2_16(float lo, float hi, int f16)
 {
     return f16 ? aot_f32_to_f16(lo) | (aot_u32)aot_f32_to_f16(hi) << 16 : aot_f32_to_bf16(lo) | (aot_u32)aot_f32_to_bf16(hi) << 16;
 }
+#endif
+
+/* 0xffff in each 16-bit half of w whose top bit is set, else 0. A vendor with a byte permute
+ * that replicates sign bits defines AOT_SIGN_MASK16X2 and its own (one instruction). */
+#if !defined(AOT_SIGN_MASK16X2)
+AOT_DEV aot_u32 aot_sign_mask16x2(aot_u32 w) { return (w >> 15 & 0x00010001u) * 0xffffu; }
 #endif
 
 /* Copies of 16 bytes from global to block-shared memory (both 16-byte aligned) that may

@@ -42,6 +42,7 @@ AOT_DEV int aot_shfl_i32(int v, int src) { return emu_shfl(v, src); }
 AOT_DEV float aot_exp2_fast(float x) { return exp2f(x); }
 AOT_DEV float aot_log2_fast(float x) { return log2f(x); }
 AOT_DEV float aot_rsqrt_fast(float x) { return 1.0f / sqrtf(x); }
+AOT_DEV float aot_rcp_fast(float x) { return 1.0f / x; }
 AOT_DEV float aot_fmaxf(float a, float b) { return fmaxf(a, b); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
 AOT_DEV unsigned aot_bits_from_f32(float f) { unsigned u; memcpy(&u, &f, 4); return u; }

@@ -16,6 +16,8 @@ AOT_DEV void aot_sync_block(void) { __syncthreads(); }
 AOT_DEV void aot_sync_wave(void) { __syncwarp(); }
 AOT_DEV int aot_lane(void) { return (int)(threadIdx.x & 31u); }
 AOT_DEV int aot_shfl_i32(int v, int src) { return __shfl_sync(0xffffffffu, v, src); }
+#define AOT_SHFL_XOR 1
+AOT_DEV int aot_shfl_xor_i32(int v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
 /* ex2.approx.ftz: one MUFU.EX2 (exp2f adds a rescale for results below 2^-126; they flush to
  * zero here, as in AMD's v_exp_f32 with denormals off) */
 AOT_DEV float aot_exp2_fast(float x)
@@ -26,6 +28,12 @@ AOT_DEV float aot_exp2_fast(float x)
 }
 AOT_DEV float aot_log2_fast(float x) { return __log2f(x); }
 AOT_DEV float aot_rsqrt_fast(float x) { return rsqrtf(x); }
+AOT_DEV float aot_rcp_fast(float x)
+{
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
 AOT_DEV float aot_fmaxf(float a, float b) { return fmaxf(a, b); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { return __uint_as_float(u); }
 AOT_DEV unsigned aot_bits_from_f32(float f) { return __float_as_uint(f); }
@@ -91,6 +99,15 @@ AOT_DEV unsigned aot_pack2_16(float lo, float hi, int f16)
     unsigned r;
     if (f16) asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
     else asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+/* prmt's selector nibbles 9 and b replicate the top bit of bytes 1 and 3. */
+#define AOT_SIGN_MASK16X2 1
+AOT_DEV unsigned aot_sign_mask16x2(unsigned w)
+{
+    unsigned r;
+    asm("prmt.b32 %0, %1, 0, 0xbb99;" : "=r"(r) : "r"(w));
     return r;
 }
 
@@ -222,23 +239,24 @@ AOT_DEV void aot_wg_end(float (&c)[NT][C])
     aot_nv_fence_regs(c);
 }
 
-/* Descriptor of 8-row atoms from element `at` on: start, leading (lbo) and stride (1024) byte
- * offsets, 128-byte swizzle. */
-AOT_DEV unsigned long long aot_nv_wg_desc(const unsigned short *at, unsigned lbo)
+/* Descriptor of 8-row atoms from element `off` (a multiple of 8) of tile t on: start,
+ * leading (lbo) and stride (1024) byte offsets, 128-byte swizzle. The start is the tile's plus
+ * off in 16-byte units, so that the descriptors of one tile differ by constants. */
+AOT_DEV unsigned long long aot_nv_wg_desc(const unsigned short *t, unsigned off, unsigned lbo)
 {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(at);
-    return (unsigned long long)((s & 0x3ffffu) >> 4) | (unsigned long long)(lbo >> 4) << 16 | 64ull << 32 | 1ull << 62;
+    const unsigned start = (((unsigned)__cvta_generic_to_shared(t) & 0x3ffffu) >> 4) + off / 8;
+    return (unsigned long long)(start | (lbo >> 4) << 16) | 64ull << 32 | 1ull << 62;
 }
 /* K-major operand: rows r0.. (a multiple of 8, so aot_swz leaves the start unpermuted) of the
  * tile, from column k0 (a multiple of 16); the leading offset is unused. */
 AOT_DEV unsigned long long aot_nv_wg_desc_k(const unsigned short *t, int rows, int r0, int k0)
 {
-    return aot_nv_wg_desc(t + aot_swz(r0, k0, rows), 16);
+    return aot_nv_wg_desc(t, (unsigned)aot_swz(r0, k0, rows), 16);
 }
 /* MN-major operand: tile rows k0.. (a multiple of 16) as k, columns c0.. (a multiple of 64). */
 AOT_DEV unsigned long long aot_nv_wg_desc_mn(const unsigned short *t, int rows, int k0, int c0)
 {
-    return aot_nv_wg_desc(t + aot_swz(k0, c0, rows), (unsigned)rows * 128u);
+    return aot_nv_wg_desc(t, (unsigned)aot_swz(k0, c0, rows), (unsigned)rows * 128u);
 }
 
 #define AOT_NV_WG_CASE(FORM, NT_, TB, c, a, db)                                                 \

@@ -176,18 +176,35 @@ AOT_DEV int stage_at(int row, int k)
     return row / GM * (GM * KC) + aot_swz(row % GM, k, GM);
 }
 
-/* Copies chunk k0 of the block's TB token rows (from token tb0) into a stage. Rows past the
- * last token are left as they are: a row of A only reaches its own row of the products and of
- * the squares, and those are never stored. */
+/* This thread's share of filling a stage with a chunk of the block's TB token rows: rows
+ * row, row + STEP, ... (N of them), one 16-byte piece each, at the same column, so that every
+ * address is the first one plus a multiple of a constant. Rows past the last token are left as
+ * they are: a row of A only reaches its own row of the products and of the squares, and those
+ * are never stored. */
 template <int TB>
-AOT_DEV void stage_issue(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, int tb0, aot_u16 *stage)
+struct stage_share {
+    enum { SEGS = KC / 8, STEP = AOT_MHC_TC_BLOCK / SEGS, N = TB / STEP };
+    static_assert(STEP % (4 * mhc_mma::M) == 0 && TB % STEP == 0, "each further row is whole tiles on");
+    const aot_u16 *src; /* the first row's piece at k = 0 */
+    int dst, t;         /* its place in a stage; its token */
+};
+
+template <int TB>
+AOT_DEV stage_share<TB> stage_share_of(const aot_mhc_gemm_kargs &a, aot_i64 K, int tb0)
 {
-    constexpr int SEGS = KC / 8; /* 16-byte pieces per row */
+    typedef stage_share<TB> H;
+    const int row = aot_thread_x() / H::SEGS, k = aot_thread_x() % H::SEGS * 8;
+    return {a.residual + (aot_i64)(tb0 + row) * K + k, stage_at(row, k), tb0 + row};
+}
+
+/* Copies chunk k0 of the block's rows into a stage. */
+template <int TB>
+AOT_DEV void stage_issue(const aot_mhc_gemm_kargs &a, const stage_share<TB> &h, aot_i64 K, aot_i64 k0, aot_u16 *stage)
+{
+    typedef stage_share<TB> H;
 #pragma unroll
-    for (int j = 0; j < TB * SEGS / AOT_MHC_TC_BLOCK; j++) {
-        const int p = aot_thread_x() + j * AOT_MHC_TC_BLOCK, row = p / SEGS, seg = p % SEGS, t = tb0 + row;
-        if (t < a.tokens) aot_copy16_async(stage + stage_at(row, seg * 8), a.residual + (aot_i64)t * K + k0 + seg * 8, true);
-    }
+    for (int j = 0; j < H::N; j++)
+        if (h.t + j * H::STEP < a.tokens) aot_copy16_async(stage + h.dst + j * H::STEP * KC, h.src + j * H::STEP * K + k0, true);
 }
 
 /* Sum of x^2 over a staged chunk: TPR threads per row, each KC / TPR columns. */
@@ -201,7 +218,11 @@ AOT_DEV float chunk_squares(const aot_u16 *stage, int row)
     for (int g = 0; g < SEGS; g++) {
         const aot_u16x8 q = aot_load_u16x8(stage + stage_at(row, (seg0 + g) * 8));
 #pragma unroll
-        for (int e = 0; e < 8; e++) s += aot_bf16_to_f32(q.v[e]) * aot_bf16_to_f32(q.v[e]);
+        for (int e = 0; e < 8; e += 2) { /* a pair's halves as fp32: one operation each */
+            const aot_u32 w = q.v[e] | (aot_u32)q.v[e + 1] << 16;
+            s += lo_f32(w) * lo_f32(w);
+            s += hi_f32(w) * hi_f32(w);
+        }
     }
     return s;
 }
@@ -228,6 +249,7 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
     const int chunks = (int)(K / KC), c_lo = split * chunks / a.splits, c_hi = (split + 1) * chunks / a.splits;
     AOT_SHARED_DYN_TILE(smem, 2 * BUF + STAGES * STAGE); /* fn terms [2][BUF], then the stages */
     aot_u16 *const fs = smem, *const stages = smem + 2 * BUF;
+    const stage_share<TB> share = stage_share_of<TB>(a, K, tb0);
     float acc[TW][F::NT][S::C], sq = 0.0f;
 #pragma unroll
     for (int w = 0; w < TW; w++)
@@ -237,7 +259,7 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
             for (int i = 0; i < S::C; i++) acc[w][n][i] = 0.0f;
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
-        if (c_lo + s < c_hi) stage_issue<TB>(a, K, (aot_i64)(c_lo + s) * KC, tb0, stages + s * STAGE);
+        if (c_lo + s < c_hi) stage_issue<TB>(a, share, K, (aot_i64)(c_lo + s) * KC, stages + s * STAGE);
         aot_copy_async_commit(); /* empty groups too: the wait below counts groups */
     }
     fn_stage<F::OPN> fr;
@@ -251,7 +273,7 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
         aot_copy_async_wait_prior<STAGES - 2>(); /* this thread's copies of chunk c have landed */
         aot_sync_block(); /* everyone's have; chunk c - 1's stage and fn buffer are free */
         if (c + STAGES - 1 < c_hi)
-            stage_issue<TB>(a, K, (aot_i64)(c + STAGES - 1) * KC, tb0, stages + (i + STAGES - 1) % STAGES * STAGE);
+            stage_issue<TB>(a, share, K, (aot_i64)(c + STAGES - 1) * KC, stages + (i + STAGES - 1) % STAGES * STAGE);
         aot_copy_async_commit();
         const bool more = c + 1 < c_hi;
         if (more) fn_load<F::OPN>(a, K, (aot_i64)(c + 1) * KC, fr);

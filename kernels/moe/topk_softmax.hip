@@ -107,10 +107,10 @@ AOT_DEV void topk_row(const aot_topk_kargs &a, int row)
  * 0x8000), then the id field. */
 AOT_DEV void keys2(aot_u32 w, int e, aot_u32 &lo, aot_u32 &hi)
 {
-    const aot_u32 neg = ((w >> 15) & 0x00010001u) * 0xffffu; /* 0xffff in each negative half */
+    const aot_u32 neg = aot_sign_mask16x2(w); /* 0xffff in each negative half */
     const aot_u32 k = (w ^ neg) + ((neg & 0x80018001u) ^ 0x80008000u);
-    lo = (k << 16) | (0xffffu - (aot_u32)e);
-    hi = (k & 0xffff0000u) | (0xfffeu - (aot_u32)e);
+    lo = (k << 16) + (0xffffu - (aot_u32)e); /* + rather than |: the id field is empty */
+    hi = (k & 0xffff0000u) + (0xfffeu - (aot_u32)e);
 }
 
 template <int BF16>
@@ -259,7 +259,7 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
     if (aot_wave_any((h[0] == 0u && e0 + TOPN < E && VPT > TOPN) || (lane < a.k && mine >> 16 < neg_inf_key)))
         return false;
     const float num = lane < a.k ? aot_exp2_fast(key_logit<BF16>(mine) * L - mxl) : 0.0f;
-    const float scale = 1.0f / (a.renormalize ? aot_wave_sum_f32(num) : sum); /* both >= 1 */
+    const float scale = aot_rcp_fast(a.renormalize ? aot_wave_sum_f32(num) : sum); /* both in [1, experts] */
     write_row(a, row, lane, num * scale, (int)(0xffffu - (mine & 0xffffu)));
     return true;
 }
