@@ -184,7 +184,8 @@ AOT_DEV int stage_at(int row, int k)
 template <int TB>
 struct stage_share {
     enum { SEGS = KC / 8, STEP = AOT_MHC_TC_BLOCK / SEGS, N = TB / STEP };
-    static_assert(STEP % (4 * mhc_mma::M) == 0 && TB % STEP == 0, "each further row is whole tiles on");
+    /* a stage is rows of one 64-column panel, 128 bytes apart, whose swizzle repeats every 8 rows */
+    static_assert(KC == 64 && STEP % 8 == 0 && TB % STEP == 0, "each further row is the same piece STEP rows on");
     const aot_u16 *src; /* the first row's piece at k = 0 */
     int dst, t;         /* its place in a stage; its token */
 };
