@@ -1,0 +1,78 @@
+"""Builds of libaiter_aot.so side by side in one process, for a change's before and after on the
+same card (timings from different calls or cards are not comparable: docs/performance.md).
+
+  python3 bench/ab_libs.py topk NAME=LIB [NAME=LIB ...]   topk_softmax, stream µs per call
+  python3 bench/ab_libs.py mhc  NAME=LIB [NAME=LIB ...]   mhc pre_full, graph replay µs
+
+Each line of output is one shape and one repetition; the libraries run in turn, in reverse order
+on odd repetitions, each after a check of its outputs against PyTorch's (WRONG marks a failure).
+topk cases: AB_CASES="[(torch.bfloat16, True, 256, [16384, 262144]), ...]" (dtype, renormalize,
+experts, token counts); the default is bf16, renormalized, 256 experts, 4096..262144 tokens."""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+what, pairs = sys.argv[1], [a.split("=", 1) for a in sys.argv[2:]]
+sys.argv = [sys.argv[0], pairs[0][1], "/tmp"]  # the bench modules load argv[1] on import
+import aiter_aot_ctypes as A  # noqa: E402
+import bench_moe as M  # noqa: E402
+
+libs = {name: A.load(path) for name, path in pairs}
+
+
+def in_turn(rep):
+    return list(libs.items()) if rep % 2 == 0 else list(libs.items())[::-1]
+
+
+def topk_sets(tokens, experts, k, n, dt, renorm):
+    out = []
+    for _ in range(n):
+        g = torch.randn(tokens, experts, device="cuda", dtype=dt)
+        w, i = torch.empty(tokens, k, device="cuda"), torch.empty(tokens, k, device="cuda", dtype=torch.int32)
+        t = torch.empty(tokens, k, device="cuda", dtype=torch.int32)
+        out.append((g, w, i, t, A.topk_args(g, w, i, t, k, renorm)))
+    return out
+
+
+def topk():
+    default = "[(torch.bfloat16, True, 256, [4096, 16384, 65536, 262144])]"
+    for dt, renorm, experts, token_list in eval(os.environ.get("AB_CASES", default)):
+        for tokens in token_list:
+            sets = topk_sets(tokens, experts, 8, 4 if tokens >= 65536 else 8, dt, renorm)
+            for rep in range(3):
+                line = f"{dt} renorm {renorm} E {experts} tokens {tokens} rep {rep}:"
+                for name, lib in in_turn(rep):
+                    M.lib = lib
+                    M.ours_topk(sets[0], renorm=renorm)
+                    w, _ = M.torch_topk(sets[0], renorm=renorm)
+                    ok = M.topk_agrees(sets[0][0], sets[0][1], sets[0][2], w) if renorm else \
+                        torch.allclose(sets[0][1], w, rtol=1e-5, atol=1e-6)
+                    us = M.bench_stream(M.ours_topk, sets, M.stream_calls(tokens))
+                    line += f" {name} {us:.2f}{'' if ok else ' WRONG'}"
+                print(line, flush=True)
+
+
+def mhc():
+    import bench_mhc as B
+    print("launch latency", B.launch_latency(), B.launch_latency(), flush=True)
+    for t, c in [(1, 4096), (16, 7168), (1024, 4096), (4096, 4096), (4096, 7168)]:
+        for rep in range(2):
+            line = f"T {t:5d} C {c} rep {rep}:"
+            for name, lib in in_turn(rep):
+                B.lib = lib
+                sets = [B.pre_set(t, c) for _ in range(3 if t >= 1024 else 6)]
+                s = sets[0]
+                B.ours_pre(s)
+                p, cm, li = B.torch_pre(s["res"], s["fn"], s["scale"], s["base"])
+                torch.cuda.synchronize()
+                ok = B.close(s["post"], p, 1e-4, 1e-5) and B.close(s["comb"], cm, 1e-4, 1e-5) and \
+                    B.close(s["li"], li, 1e-2, 1e-2)
+                line += f" {name} {B.bench_graph(B.ours_pre, sets):7.2f}{'' if ok else ' WRONG'}"
+                del sets, s
+            print(line, flush=True)
+    print("launch latency", B.launch_latency(), B.launch_latency(), flush=True)
+
+
+{"topk": topk, "mhc": mhc}[what]()
