@@ -52,7 +52,7 @@
  * aot_frag_b_cols/rows (fragments from swizzled shared tiles, aot_swz), aot_wg_mma_ss/rs
  * (products of 4 waves with B from a tile) and aot_wg_shared_fence, AOT_SHARED_TILE and
  * AOT_SHARED_DYN_TILE (aligned for them), aot_copy16_async (+ commit, wait_all),
- * aot_copy_async_wait_prior<N>, aot_pack2_16, aot_sign_mask16x2, aot_wave_any.
+ * aot_copy_async_wait_prior<N>, aot_pack2_16, aot_sign_mask16x2, aot_shfl_xor_i32, aot_wave_any.
  * Everything below is written once on top of those. */
 #ifndef AOT_DEVICE_H
 #define AOT_DEVICE_H
