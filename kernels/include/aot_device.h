@@ -31,6 +31,15 @@
  *                          block of the launch (with an atomic: the "last block" pattern)
  *   aot_load_device_i32(p) a global int another block of the launch wrote before its fence
  *
+ * Thread-block clusters (a vendor that has them defines AOT_CLUSTERS; a kernel that uses them
+ * is built for those targets only, and launched in clusters):
+ *   aot_cluster_rank()     this block's place in its cluster
+ *   aot_cluster_sync()     barrier for every thread of the cluster, ordering the shared-memory
+ *                          writes before it for every block of the cluster after it (a block
+ *                          must not exit while another may still read its shared memory)
+ *   aot_cluster_map(p, r)  the address in block r's shared memory of what p, an address in this
+ *                          block's shared memory, addresses here
+ *
  * Matrix fragments (one wave computes C[MxN] += A[MxK] * B[KxN], fp32 accumulators, bf16 or
  * fp16 inputs given as their 16-bit patterns). A shape is a type S with enums M, N, K and A, B,
  * C (elements per lane of each operand) and the maps from (lane, element) to the matrix:

@@ -46,6 +46,13 @@ AOT_DEV float aot_rcp_fast(float x) { return 1.0f / x; }
 AOT_DEV float aot_fmaxf(float a, float b) { return fmaxf(a, b); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
 AOT_DEV unsigned aot_bits_from_f32(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
+/* A cluster's blocks run together in the emulator, each with its own shared memory. */
+#define AOT_CLUSTERS 1
+AOT_DEV int aot_cluster_rank(void) { return emu_cluster_rank(); }
+AOT_DEV void aot_cluster_sync(void) { emu_cluster_barrier(); }
+template <class T>
+AOT_DEV T *aot_cluster_map(T *p, int rank) { return (T *)emu_cluster_map(p, rank); }
+
 /* Blocks run one after another on one host thread: plain memory is already ordered. */
 AOT_DEV int aot_atomic_add_i32(int *p, int v) { const int old = *p; *p = old + v; return old; }
 AOT_DEV void aot_fence_device(void) {}

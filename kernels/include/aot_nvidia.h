@@ -41,6 +41,26 @@ AOT_DEV int aot_atomic_add_i32(int *p, int v) { return atomicAdd(p, v); }
 AOT_DEV void aot_fence_device(void) { __threadfence(); }
 AOT_DEV int aot_load_device_i32(const int *p) { return __ldcg(p); } /* from L2, not a stale L1 line */
 
+/* Clusters (sm_90+): the barrier's arrive releases and its wait acquires; mapa gives the
+ * generic address of the same shared variable in another block of the cluster. */
+#if __CUDA_ARCH__ >= 900
+#define AOT_CLUSTERS 1
+AOT_DEV int aot_cluster_rank(void)
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return (int)r;
+}
+AOT_DEV void aot_cluster_sync(void) { asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory"); }
+template <class T>
+AOT_DEV T *aot_cluster_map(T *p, int rank)
+{
+    T *r;
+    asm volatile("mapa.u64 %0, %1, %2;" : "=l"(r) : "l"(p), "r"(rank));
+    return r;
+}
+#endif
+
 /* sm_80+ reduces a warp in one instruction (redux.sync). */
 #if __CUDA_ARCH__ >= 800
 #define AOT_WAVE_REDUCE_U32 1

@@ -1,6 +1,7 @@
 /* emu.c : the host SIMT emulator (see emu.h). Fibers are ucontext contexts; the scheduler
- * runs every runnable fiber of the block until each blocks at a barrier, a wave operation or
- * its end, then resolves whatever is complete, and reports a deadlock as divergence. */
+ * runs every runnable fiber of the cluster (one block, or the blocks of a cluster launch) until
+ * each blocks at a barrier, a wave operation or its end, then resolves whatever is complete,
+ * and reports a deadlock as divergence. */
 #define _GNU_SOURCE /* MAP_ANONYMOUS, ucontext, sigaction */
 #include "emu.h"
 
@@ -16,8 +17,9 @@
 #define STACK_BYTES (64 * 1024)
 #define MAX_BLOCK 1024
 #define MAX_SHARED 16
+#define MAX_CLUSTER 16
 
-typedef enum { F_RUN, F_BARRIER, F_WAVE, F_DONE } fiber_state;
+typedef enum { F_RUN, F_BARRIER, F_CLUSTER_BARRIER, F_WAVE, F_DONE } fiber_state;
 
 typedef struct {
     ucontext_t ctx;
@@ -30,14 +32,14 @@ typedef struct {
 
 typedef struct {
     const void *key;
-    char *mem;
+    char *mem[MAX_CLUSTER]; /* each block of the cluster has its own copy */
     size_t bytes;
 } shared_region;
 
 static struct {
     ucontext_t sched;
-    fiber *fibers;
-    unsigned block, wave, block_x;
+    fiber *fibers; /* cluster x block: block r's threads are fibers r * block ... */
+    unsigned block, wave, block_x, cluster, threads; /* block_x: the cluster's first block */
     int cur;
     emu_kernel_fn kernel;
     const void *args;
@@ -86,9 +88,9 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
 {
     (void)uctx;
     char msg[160];
-    int n = snprintf(msg, sizeof msg, "emu: %s at %p in block %u thread %d (out-of-bounds access?)\n",
-                     sig == SIGSEGV ? "segmentation fault" : "bus error", info->si_addr, E.block_x,
-                     E.cur);
+    int n = snprintf(msg, sizeof msg, "emu: %s at %p in block %d thread %d (out-of-bounds access?)\n",
+                     sig == SIGSEGV ? "segmentation fault" : "bus error", info->si_addr, emu_block_x(),
+                     emu_thread_x());
     if (write(2, msg, (size_t)n) < 0) _exit(86);
     _exit(86);
 }
@@ -118,8 +120,9 @@ static void restore_fault_handler(void)
 
 /* ---- calls from kernels ---- */
 
-int emu_thread_x(void) { return E.cur; }
-int emu_block_x(void) { return (int)E.block_x; }
+int emu_thread_x(void) { return E.cur % (int)E.block; }
+int emu_block_x(void) { return (int)E.block_x + E.cur / (int)E.block; }
+int emu_cluster_rank(void) { return E.cur / (int)E.block; }
 
 static void yield(fiber_state s)
 {
@@ -129,6 +132,7 @@ static void yield(fiber_state s)
 }
 
 void emu_barrier(void) { yield(F_BARRIER); }
+void emu_cluster_barrier(void) { yield(F_CLUSTER_BARRIER); }
 
 int emu_shfl(int v, int src_lane)
 {
@@ -150,12 +154,25 @@ void emu_wave_collective(void *lane_data, emu_collective_fn fn)
 
 void *emu_shared(const void *key, size_t bytes)
 {
+    const int rank = emu_cluster_rank();
     for (int i = 0; i < E.nshared; i++)
-        if (E.shared[i].key == key) return E.shared[i].mem;
+        if (E.shared[i].key == key) return E.shared[i].mem[rank];
     if (E.nshared == MAX_SHARED) return NULL;
-    char *m = emu_alloc(bytes);
-    E.shared[E.nshared++] = (shared_region){key, m, bytes};
-    return m;
+    shared_region *r = &E.shared[E.nshared++];
+    *r = (shared_region){key, {NULL}, bytes};
+    for (unsigned b = 0; b < E.cluster; b++) r->mem[b] = emu_alloc(bytes);
+    return r->mem[rank];
+}
+
+void *emu_cluster_map(const void *shared, int rank)
+{
+    if (rank < 0 || (unsigned)rank >= E.cluster) return NULL;
+    for (int i = 0; i < E.nshared; i++)
+        for (unsigned b = 0; b < E.cluster; b++) {
+            const char *m = E.shared[i].mem[b], *p = shared;
+            if (m && p >= m && p < m + E.shared[i].bytes) return E.shared[i].mem[rank] + (p - m);
+        }
+    return NULL;
 }
 
 void *emu_shared_dynamic(const void *key, size_t bytes)
@@ -175,7 +192,8 @@ static void fiber_main(void)
 
 static int fail(char *err, size_t cap, const char *msg, unsigned a, unsigned b)
 {
-    snprintf(err, cap, "emu: block %u: ", E.block_x);
+    if (E.cluster > 1) snprintf(err, cap, "emu: cluster of blocks %u..%u: ", E.block_x, E.block_x + E.cluster - 1);
+    else snprintf(err, cap, "emu: block %u: ", E.block_x);
     size_t n = strlen(err);
     snprintf(err + n, cap - n, msg, a, b);
     return -1;
@@ -215,8 +233,9 @@ static int resolve_collective(unsigned w0, char *err, size_t cap)
 static int resolve_waves(char *err, size_t cap)
 {
     int released = 0;
-    for (unsigned w0 = 0; w0 < E.block; w0 += E.wave) {
-        unsigned at = 0, lanes = E.block - w0 < E.wave ? E.block - w0 : E.wave;
+    for (unsigned w0 = 0; w0 < E.threads; w0 += E.wave) {
+        const unsigned in_block = w0 % E.block; /* waves never span blocks */
+        unsigned at = 0, lanes = E.block - in_block < E.wave ? E.block - in_block : E.wave;
         for (unsigned l = 0; l < lanes; l++) at += E.fibers[w0 + l].state == F_WAVE;
         if (at == 0) continue;
         if (at != lanes || lanes != E.wave)
@@ -228,23 +247,37 @@ static int resolve_waves(char *err, size_t cap)
     return released;
 }
 
-static int resolve_barrier(char *err, size_t cap)
+/* Releases the threads t0 .. t0 + n - 1 once all of them wait at `state` (a block's barrier, or
+ * the cluster's); none may have exited. @return 1 released, 0 not yet, -1 on an error. */
+static int resolve_group(unsigned t0, unsigned n, fiber_state state, char *err, size_t cap)
 {
     unsigned at = 0, done = 0;
-    for (unsigned t = 0; t < E.block; t++) {
-        at += E.fibers[t].state == F_BARRIER;
+    for (unsigned t = t0; t < t0 + n; t++) {
+        at += E.fibers[t].state == state;
         done += E.fibers[t].state == F_DONE;
     }
     if (at == 0) return 0;
-    if (at + done != E.block) return 0; /* others still in wave ops: not yet */
+    if (at + done != n) return 0; /* others still in wave ops: not yet */
     if (done) return fail(err, cap, "barrier reached by %u threads while %u had exited", at, done);
-    for (unsigned t = 0; t < E.block; t++) E.fibers[t].state = F_RUN;
+    for (unsigned t = t0; t < t0 + n; t++) E.fibers[t].state = F_RUN;
     return 1;
 }
 
-static int run_block(char *err, size_t cap)
+static int resolve_barriers(char *err, size_t cap)
 {
-    for (unsigned t = 0; t < E.block; t++) {
+    int released = 0;
+    for (unsigned b = 0; b < E.cluster; b++) {
+        int r = resolve_group(b * E.block, E.block, F_BARRIER, err, cap);
+        if (r < 0) return -1;
+        released += r;
+    }
+    if (released) return released;
+    return resolve_group(0, E.threads, F_CLUSTER_BARRIER, err, cap);
+}
+
+static int run_cluster(char *err, size_t cap)
+{
+    for (unsigned t = 0; t < E.threads; t++) {
         fiber *f = &E.fibers[t];
         getcontext(&f->ctx);
         f->ctx.uc_stack.ss_sp = f->stack;
@@ -253,49 +286,61 @@ static int run_block(char *err, size_t cap)
         makecontext(&f->ctx, fiber_main, 0);
         f->state = F_RUN;
     }
-    for (int i = 0; i < E.nshared; i++) memset(E.shared[i].mem, 0xff, E.shared[i].bytes);
+    for (int i = 0; i < E.nshared; i++)
+        for (unsigned b = 0; b < E.cluster; b++) memset(E.shared[i].mem[b], 0xff, E.shared[i].bytes);
     for (;;) {
         unsigned live = 0;
-        for (unsigned t = 0; t < E.block; t++) {
+        for (unsigned t = 0; t < E.threads; t++) {
             if (E.fibers[t].state != F_RUN) continue;
             E.cur = (int)t;
             swapcontext(&E.sched, &E.fibers[t].ctx);
         }
-        for (unsigned t = 0; t < E.block; t++) live += E.fibers[t].state != F_DONE;
+        for (unsigned t = 0; t < E.threads; t++) live += E.fibers[t].state != F_DONE;
         if (live == 0) return 0;
         int w = resolve_waves(err, cap);
         if (w < 0) return -1;
-        int b = w ? 0 : resolve_barrier(err, cap);
+        int b = w ? 0 : resolve_barriers(err, cap);
         if (b < 0) return -1;
         if (w == 0 && b == 0)
             return fail(err, cap, "deadlock: %u threads wait at a barrier or wave op that others never reach (of %u)",
-                        live, E.block);
+                        live, E.threads);
     }
 }
 
-int emu_launch(emu_kernel_fn kernel, const void *args, unsigned grid, unsigned block,
-               size_t dynamic_shared, unsigned wave, char *err, size_t cap)
+int emu_launch_cluster(emu_kernel_fn kernel, const void *args, unsigned grid, unsigned block, unsigned cluster,
+                       size_t dynamic_shared, unsigned wave, char *err, size_t cap)
 {
     if (block == 0 || block > MAX_BLOCK || (wave != 32 && wave != 64))
         return snprintf(err, cap, "emu: bad launch (block %u, wave %u)", block, wave), -1;
+    if (cluster == 0 || cluster > MAX_CLUSTER || grid % cluster != 0)
+        return snprintf(err, cap, "emu: bad launch (grid %u in clusters of %u; at most %d a cluster)", grid, cluster,
+                        MAX_CLUSTER), -1;
     memset(&E, 0, sizeof E);
     E.kernel = kernel, E.args = args, E.block = block, E.wave = wave, E.dynamic = dynamic_shared;
-    E.fibers = calloc(block, sizeof *E.fibers);
+    E.cluster = cluster, E.threads = cluster * block;
+    E.fibers = calloc(E.threads, sizeof *E.fibers);
     int rc = E.fibers ? 0 : -1;
-    for (unsigned t = 0; rc == 0 && t < block; t++)
+    for (unsigned t = 0; rc == 0 && t < E.threads; t++)
         if ((E.fibers[t].stack = malloc(STACK_BYTES)) == NULL) rc = -1;
     install_fault_handler();
-    for (unsigned b = 0; rc == 0 && b < grid; b++) {
+    for (unsigned b = 0; rc == 0 && b < grid; b += cluster) {
         E.block_x = b;
-        rc = run_block(err, cap);
+        rc = run_cluster(err, cap);
         if (rc == 0 && E.dynamic_wanted > E.dynamic)
             rc = fail(err, cap, "the kernel uses %u bytes of dynamic shared memory; the launch gave %u",
                       (unsigned)E.dynamic_wanted, (unsigned)E.dynamic);
     }
     restore_fault_handler();
-    for (unsigned t = 0; E.fibers && t < block; t++) free(E.fibers[t].stack);
+    for (unsigned t = 0; E.fibers && t < E.threads; t++) free(E.fibers[t].stack);
     free(E.fibers);
-    for (int i = 0; i < E.nshared; i++) emu_free(E.shared[i].mem);
+    for (int i = 0; i < E.nshared; i++)
+        for (unsigned b = 0; b < E.cluster; b++) emu_free(E.shared[i].mem[b]);
     E.nshared = 0;
     return rc;
+}
+
+int emu_launch(emu_kernel_fn kernel, const void *args, unsigned grid, unsigned block,
+               size_t dynamic_shared, unsigned wave, char *err, size_t cap)
+{
+    return emu_launch_cluster(kernel, args, grid, block, 1, dynamic_shared, wave, err, cap);
 }

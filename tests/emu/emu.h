@@ -1,6 +1,7 @@
 /* emu.h : a host SIMT emulator for the portability layer (kernels/include/aot_host.h).
- * A launch runs every block of the grid in turn; the threads of a block are cooperative
- * fibers that switch only at barriers and wave operations, so wave operations see all lanes
+ * A launch runs every block of the grid in turn (or every cluster of blocks: their threads
+ * together); the threads of a block are cooperative fibers that switch only at barriers and
+ * wave operations, so wave operations see all lanes
  * in lockstep. Detected and reported as errors: a barrier some threads never reach (divergence
  * or early exit), a wave operation not reached by every lane of the wave, a shuffle from a lane
  * outside the wave, and (through guard pages, as a fault naming block and thread) reads or
@@ -21,6 +22,11 @@ typedef void (*emu_kernel_fn)(const void *args);
  * @return 0, or -1 with a one-line reason in err. */
 int emu_launch(emu_kernel_fn kernel, const void *args, unsigned grid, unsigned block,
                size_t dynamic_shared, unsigned wave, char *err, size_t cap);
+/* The same in clusters of `cluster` consecutive blocks (grid a multiple of it, at most 16)
+ * that run together: each has its own shared memory, which the others reach through
+ * emu_cluster_map, and emu_cluster_barrier waits for every thread of the cluster. */
+int emu_launch_cluster(emu_kernel_fn kernel, const void *args, unsigned grid, unsigned block, unsigned cluster,
+                       size_t dynamic_shared, unsigned wave, char *err, size_t cap);
 
 /* "Device" memory: its end touches a guard page (sizes round up to 16 bytes for alignment, so
  * an overrun of less than that padding is not caught), filled with 0xff bytes (NaN as fp32,
@@ -36,6 +42,13 @@ int emu_shfl(int v, int src_lane);
 void *emu_shared(const void *key, size_t bytes);
 /* The same for the launch's dynamic shared memory: the launch fails if it gave fewer bytes. */
 void *emu_shared_dynamic(const void *key, size_t bytes);
+/* Clusters: this block's place in its cluster (0 for a plain launch), a barrier for every
+ * thread of the cluster, and the address in block `rank`'s shared memory of what `shared`
+ * addresses in this block's (NULL for an address outside shared memory or a rank outside the
+ * cluster). */
+int emu_cluster_rank(void);
+void emu_cluster_barrier(void);
+void *emu_cluster_map(const void *shared, int rank);
 
 /* A wave operation over data every lane holds: when all lanes of the wave have called it with
  * the same fn, fn(lane_data, lanes) runs once with each lane's pointer, in lane order.

@@ -23,7 +23,7 @@ int cuda_bind(void)
         {"cuStreamCreate", (void **)&cu.stream_create}, {"cuStreamSynchronize", (void **)&cu.stream_sync},
         {"cuStreamDestroy_v2", (void **)&cu.stream_destroy},
         {"cuModuleLoadData", (void **)&cu.module_load}, {"cuModuleGetFunction", (void **)&cu.get_function},
-        {"cuLaunchKernel", (void **)&cu.launch}};
+        {"cuLaunchKernel", (void **)&cu.launch}, {"cuLaunchKernelEx", (void **)&cu.launch_ex}};
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
         if (!(*s[i].p = dlsym(h, s[i].n))) return fprintf(stderr, "cuda: no %s\n", s[i].n), -1;
     if (cu.init(0) || cuda_use_device(0)) return fprintf(stderr, "cuda: no CUDA device\n"), -1;

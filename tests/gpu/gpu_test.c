@@ -83,7 +83,7 @@ static int concurrent_first_calls(harness_tally *t)
  * it, four times that; the emulator itself is exact to 2^-24 (tests/mma). */
 #define MMA_HW_TOL 0x1p-17
 
-void mma_probe_m16n8k16_emu(const void *), mma_probe_wg_emu(const void *);
+void mma_probe_m16n8k16_emu(const void *), mma_probe_wg_emu(const void *), cluster_probe_emu(const void *);
 
 static void *read_file(const char *path, size_t *n)
 {
@@ -151,6 +151,42 @@ static void wg_cases(void *mod, harness_tally *t)
     t->passed += !bad, t->failed += !!bad;
 }
 
+/* The layer's clusters (cluster_probe, aot_cluster_*: barrier.cluster, mapa) on the GPU and in
+ * the emulator, clusters of 1, 2, 8 blocks: every block reads its neighbours' shared memory. */
+static void cluster_cases(void *mod, harness_tally *t)
+{
+    const harness_mem g = cuda_mem(NULL);
+    void *fn = NULL;
+    enum { THREADS = 64, MAX_GRID = 16 };
+    static int32_t hw[MAX_GRID * THREADS], emu[MAX_GRID * THREADS];
+    void *dout = g.alloc(sizeof hw);
+    int bad = cu.get_function(&fn, mod, "cluster_probe") || !dout, wrong = 0;
+    static const unsigned sizes[] = {1, 2, 8};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] && !bad; i++) {
+        const unsigned n = sizes[i], grid = 2 * n;
+        ref_poison(hw, sizeof hw), ref_poison(emu, sizeof emu);
+        aot_cluster_probe_args p = {dout, THREADS, (int32_t)n}, pe = {emu, THREADS, (int32_t)n};
+        cu_launch_attr attr = {CU_LAUNCH_ATTR_CLUSTER_DIMENSION, {0}, {{0}}};
+        attr.value.cluster.x = n, attr.value.cluster.y = 1, attr.value.cluster.z = 1;
+        const cu_launch_config cfg = {{grid, 1, 1}, {THREADS, 1, 1}, 0, NULL, &attr, 1};
+        void *params[] = {&p};
+        char err[256] = "";
+        bad |= g.upload(dout, hw, sizeof hw) || cu.launch_ex(&cfg, fn, params, NULL) || g.sync() ||
+               g.download(hw, dout, sizeof hw) ||
+               emu_launch_cluster(cluster_probe_emu, &pe, grid, THREADS, n, 0, 32, err, sizeof err);
+        for (unsigned j = 0; j < grid * THREADS && !bad; j++) {
+            const unsigned r = j / THREADS % n, tt = j % THREADS;
+            const int32_t want = (int32_t)(1000 * ((r + 1) % n) + tt + 1000 * ((r + n - 1) % n) + (tt + 1) % THREADS);
+            wrong += hw[j] != want || emu[j] != want;
+        }
+    }
+    g.release(dout);
+    bad |= wrong != 0;
+    printf("%-4s clusters of 1, 2, 8 blocks (aot_cluster_sync, aot_cluster_map): neighbours' shared memory on the GPU "
+           "and in the emulator, %d wrong values%s\n", bad ? "FAIL" : "ok", wrong, bad && !wrong ? " (launch failed)" : "");
+    t->passed += !bad, t->failed += !!bad;
+}
+
 static void mma_cases(const char *cubin, harness_tally *t)
 {
     size_t n;
@@ -192,6 +228,7 @@ static void mma_cases(const char *cubin, harness_tally *t)
            loads_bad ? "FAIL" : "ok", cases - loads_bad, cases);
     t->passed += !loads_bad, t->failed += !!loads_bad;
     wg_cases(mod, t);
+    cluster_cases(mod, t);
     free(image);
 }
 

@@ -32,4 +32,13 @@ typedef struct {
     int32_t f16, reserved;
 } aot_wg_probe_args;
 
+/* The cluster probe (cluster_probe, where the layer has AOT_CLUSTERS): block b, rank r of a
+ * cluster of `cluster` blocks of `threads` threads, writes out[b][t] = S(r + 1)[t] +
+ * S(r - 1)[(t + 1) % threads] (ranks modulo the cluster), where S(q)[t] = 1000 q + t is what
+ * rank q stored in its shared memory before the cluster barrier. */
+typedef struct {
+    int32_t *out;
+    int32_t threads, cluster;
+} aot_cluster_probe_args;
+
 #endif

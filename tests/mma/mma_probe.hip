@@ -141,3 +141,17 @@ MMA_PROBE(16x16x16, aot_mfma_16x16x16)
 MMA_PROBE(32x32x16, aot_mfma_32x32x16)
 MMA_PROBE(16x16x32, aot_mfma_16x16x32)
 #endif
+
+#if defined(AOT_CLUSTERS)
+AOT_KERNEL AOT_LAUNCH_BOUNDS(256) void cluster_probe(aot_cluster_probe_args p)
+{
+    AOT_SHARED(int32_t, s, 256);
+    const int t = aot_thread_x(), r = aot_cluster_rank(), n = p.cluster;
+    s[t] = 1000 * r + t;
+    aot_cluster_sync();
+    const int32_t *right = aot_cluster_map(s, (r + 1) % n), *left = aot_cluster_map(s, (r + n - 1) % n);
+    p.out[aot_block_x() * p.threads + t] = right[t] + left[(t + 1) % p.threads];
+    aot_cluster_sync(); /* the others' reads of this block's shared memory are done */
+}
+AOT_EMU_ENTRY(cluster_probe, aot_cluster_probe_args)
+#endif

@@ -29,6 +29,8 @@ static const struct {
 } shapes[] = {{{"m16n8k16", 16, 8, 16}, mma_probe_m16n8k16_emu}};
 #endif
 
+void cluster_probe_emu(const void *);
+
 /* Exact up to one fp32 rounding of the result: relative to the magnitudes, 2^-24 at most
  * (twice that for margin against the fp64 reference's own rounding). */
 #define EXACT_TOL 0x1p-23
@@ -73,6 +75,26 @@ int main(void)
                f16 ? "f16 " : "bf16", AOT_EMU_WAVE, e, EXACT_TOL * AOT_WG_PROBE_K / 16, err);
     }
 #endif
+    static const unsigned clusters[] = {1, 2, 8}; /* the layer's clusters: 2 of each size */
+    for (size_t i = 0; i < sizeof clusters / sizeof clusters[0]; i++) {
+        const unsigned n = clusters[i], threads = 2 * AOT_EMU_WAVE, grid = 2 * n;
+        static int32_t out[16 * 256];
+        memset(out, 0xff, sizeof out);
+        aot_cluster_probe_args p = {out, (int32_t)threads, (int32_t)n};
+        char err[256] = "";
+        int rc = emu_launch_cluster(cluster_probe_emu, &p, grid, threads, n, 0, AOT_EMU_WAVE, err, sizeof err);
+        int bad = -1;
+        for (unsigned b = 0; rc == 0 && bad < 0 && b < grid; b++)
+            for (unsigned t = 0; t < threads; t++) {
+                const unsigned r = b % n, want = 1000 * ((r + 1) % n) + t + 1000 * ((r + n - 1) % n) + (t + 1) % threads;
+                if (out[b * threads + t] != (int32_t)want) bad = (int)(b * threads + t);
+            }
+        if (bad >= 0) snprintf(err, sizeof err, "out[%d] = %d", bad, out[bad]);
+        int ok = rc == 0 && bad < 0;
+        ok ? pass++ : fail++;
+        printf("%-4s clusters of %u blocks, wave %d: shared memory of the neighbours after the cluster barrier %s\n",
+               ok ? "ok" : "FAIL", n, AOT_EMU_WAVE, err);
+    }
     printf("%d passed, %d failed\n", pass, fail);
     return fail != 0;
 }
