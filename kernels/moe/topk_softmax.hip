@@ -252,9 +252,9 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
     else
         for (int s = 1; s < a.k; s++) round_step<TOPN>(h, mine, s);
     /* A lane with nothing left that holds more than TOPN experts may hide the next one (false
-     * alarms when it gave its last key in the last round; rare either way). */
-    /* A chosen NaN sends the row back too (only a negative one can be chosen here: its key is
-     * below -inf's; without renormalization the sum has caught it already). */
+     * alarms when it gave its last key in the last round; rare either way). A chosen NaN sends
+     * the row back too (only a negative one can be chosen here: its key is below -inf's;
+     * without renormalization the sum has caught it already). */
     const aot_u32 neg_inf_key = BF16 ? 0x0080u : 0x0400u; /* 0x10000 - the bits of -inf */
     if (aot_wave_any((h[0] == 0u && e0 + TOPN < E && VPT > TOPN) || (lane < a.k && mine >> 16 < neg_inf_key)))
         return false;

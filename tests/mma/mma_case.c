@@ -99,3 +99,13 @@ double mma_wg_error(int f16, const uint16_t *x, const uint16_t *y, const float *
     double c = wg_worst(f16, x, y + 64 * n, 1, n, 64, d + 64 * 64 + 64 * 128); /* X Y[64:128]^T */
     return fmax(a, fmax(b, c));
 }
+
+int mma_cluster_first_wrong(const int32_t *out, unsigned grid, unsigned threads, unsigned cluster)
+{
+    for (unsigned j = 0; j < grid * threads; j++) {
+        const unsigned r = j / threads % cluster, t = j % threads;
+        const unsigned want = 1000 * ((r + 1) % cluster) + t + 1000 * ((r + cluster - 1) % cluster) + (t + 1) % threads;
+        if (out[j] != (int32_t)want) return (int)j;
+    }
+    return -1;
+}

@@ -28,4 +28,10 @@ double mma_case_distance(const mma_shape *s, int f16, const uint16_t *a, const u
 void mma_wg_inputs(int f16, uint64_t seed, uint16_t *x, uint16_t *y, float *d);
 double mma_wg_error(int f16, const uint16_t *x, const uint16_t *y, const float *d);
 
+/* The cluster probe (mma_probe.h), run in clusters of each of these sizes, two clusters a time;
+ * its output of `grid` blocks of `threads` threads checked: -1 when every value is right, else
+ * the index of the first wrong one. */
+#define MMA_CLUSTER_SIZES {1, 2, 8}
+int mma_cluster_first_wrong(const int32_t *out, unsigned grid, unsigned threads, unsigned cluster);
+
 #endif

@@ -75,7 +75,7 @@ int main(void)
                f16 ? "f16 " : "bf16", AOT_EMU_WAVE, e, EXACT_TOL * AOT_WG_PROBE_K / 16, err);
     }
 #endif
-    static const unsigned clusters[] = {1, 2, 8}; /* the layer's clusters: 2 of each size */
+    static const unsigned clusters[] = MMA_CLUSTER_SIZES; /* the layer's clusters */
     for (size_t i = 0; i < sizeof clusters / sizeof clusters[0]; i++) {
         const unsigned n = clusters[i], threads = 2 * AOT_EMU_WAVE, grid = 2 * n;
         static int32_t out[16 * 256];
@@ -83,12 +83,7 @@ int main(void)
         aot_cluster_probe_args p = {out, (int32_t)threads, (int32_t)n};
         char err[256] = "";
         int rc = emu_launch_cluster(cluster_probe_emu, &p, grid, threads, n, 0, AOT_EMU_WAVE, err, sizeof err);
-        int bad = -1;
-        for (unsigned b = 0; rc == 0 && bad < 0 && b < grid; b++)
-            for (unsigned t = 0; t < threads; t++) {
-                const unsigned r = b % n, want = 1000 * ((r + 1) % n) + t + 1000 * ((r + n - 1) % n) + (t + 1) % threads;
-                if (out[b * threads + t] != (int32_t)want) bad = (int)(b * threads + t);
-            }
+        const int bad = rc == 0 ? mma_cluster_first_wrong(out, grid, threads, n) : -1;
         if (bad >= 0) snprintf(err, sizeof err, "out[%d] = %d", bad, out[bad]);
         int ok = rc == 0 && bad < 0;
         ok ? pass++ : fail++;
