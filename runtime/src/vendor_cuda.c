@@ -2,6 +2,8 @@
  * (CUresult is an int, handles are pointers, CUdevice is an int) so no CUDA header is needed.
  * Modules are loaded into each device's primary context, the one the CUDA runtime (and so
  * PyTorch) uses, so its pointers and streams work with our kernels. */
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "gpu.h"
@@ -104,14 +106,50 @@ static aiter_aot_status cuda_get_function(void *module, const char *name, void *
     return AITER_AOT_STATUS_OK;
 }
 
+/* Functions that may take more than the default 48 KiB of dynamic shared memory, with the most
+ * they were allowed: the attribute is a driver call, made once per function and size instead
+ * of before every launch. Open addressing on the function's address; entries are never removed
+ * (functions live as long as the process). A race writes the attribute twice, which is
+ * harmless; a full table only means the call is made every time. */
+#define OPTED_SLOTS 256
+static struct {
+    _Atomic(void *) fn;
+    _Atomic unsigned shared;
+} opted[OPTED_SLOTS];
+
+static unsigned opted_slot(void *fn) { return (unsigned)(((uintptr_t)fn >> 4) * 2654435761u) % OPTED_SLOTS; }
+
+static int opted_already(void *fn, unsigned shared)
+{
+    for (unsigned i = 0, h = opted_slot(fn); i < OPTED_SLOTS; i++, h = (h + 1) % OPTED_SLOTS) {
+        void *f = atomic_load_explicit(&opted[h].fn, memory_order_acquire);
+        if (f == fn) return atomic_load_explicit(&opted[h].shared, memory_order_relaxed) >= shared;
+        if (f == NULL) return 0;
+    }
+    return 0;
+}
+
+static void opted_record(void *fn, unsigned shared)
+{
+    for (unsigned i = 0, h = opted_slot(fn); i < OPTED_SLOTS; i++, h = (h + 1) % OPTED_SLOTS) {
+        void *expected = NULL;
+        if (atomic_compare_exchange_strong(&opted[h].fn, &expected, fn) || expected == fn) {
+            unsigned old = atomic_load(&opted[h].shared);
+            while (old < shared && !atomic_compare_exchange_weak(&opted[h].shared, &old, shared)) {}
+            return;
+        }
+    }
+}
+
 static aiter_aot_status cuda_launch(void *fn, unsigned grid, unsigned block, unsigned shared,
                                     void *stream, void *args, aot_diag *d)
 {
     void *params[] = {args};
-    if (shared > 48 * 1024) /* beyond the default limit a function must opt in: a host-side attribute
-                             * write before each such launch, not cached per function */
+    if (shared > 48 * 1024 && !opted_already(fn, shared)) { /* beyond the default a function must opt in */
         CU_CHECK(cu.func_set_attribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared),
                  AITER_AOT_STATUS_LAUNCH_FAILED);
+        opted_record(fn, shared);
+    }
     CU_CHECK(cu.launch(fn, grid, 1, 1, block, 1, 1, shared, stream, params, NULL),
              AITER_AOT_STATUS_LAUNCH_FAILED);
     return AITER_AOT_STATUS_OK;
