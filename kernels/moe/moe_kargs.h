@@ -22,7 +22,9 @@ typedef struct {
     int32_t *token_expert_indices; /* may be NULL */
     int64_t row_stride;            /* elements */
     int32_t tokens, experts, k, renormalize;
-    int32_t dtype, reserved;
+    int32_t dtype;
+    int32_t wide_rows;             /* 16-bit logits: a lane's run of VPT loads whole (experts % VPT == 0,
+                                    * rows aligned to min(2 VPT, 16) bytes); set by the runtime */
 } aot_topk_kargs;
 
 typedef struct {

@@ -38,7 +38,7 @@ AOT_DEV float numerator(float x, float mx)
 AOT_DEV void write_row(const aot_topk_kargs &a, int row, int lane, float w, int id)
 {
     if (lane >= a.k) return;
-    aot_i64 o = (aot_i64)row * a.k + lane;
+    const int o = row * a.k + lane; /* tokens * k < 2^31 (checked by the runtime) */
     a.weights[o] = w;
     a.ids[o] = id;
     if (a.token_expert_indices) a.token_expert_indices[o] = lane * a.tokens + row;
@@ -209,6 +209,16 @@ AOT_DEV void round_step(aot_u32 (&h)[TOPN], aot_u32 &mine, int s)
 
 AOT_DEV bool finite(float x) { return (aot_bits_from_f32(x) & 0x7f800000u) != 0x7f800000u; }
 
+/* The sum of v over lanes 0 .. k - 1, the other lanes holding zeros, in lanes 0 .. k - 1: three
+ * butterfly steps for k <= 8 (the common case) instead of the whole wave's. */
+AOT_DEV float chosen_sum(float v, int k)
+{
+    if (k > 8) return aot_wave_sum_f32(v);
+#pragma unroll
+    for (int m = 1; m < 8; m <<= 1) v += aot_shfl_xor_f32(v, m);
+    return v;
+}
+
 /* One row from its words (load_words16); false, having written nothing, for a row that needs
  * topk_row: a NaN or infinite logit, or a lane that gave away all TOPN of its best keys before
  * the last round (its next one might have been due). */
@@ -259,7 +269,7 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
     if (aot_wave_any((h[0] == 0u && e0 + TOPN < E && VPT > TOPN) || (lane < a.k && mine >> 16 < neg_inf_key)))
         return false;
     const float num = lane < a.k ? aot_exp2_fast(key_logit<BF16>(mine) * L - mxl) : 0.0f;
-    const float scale = aot_rcp_fast(a.renormalize ? aot_wave_sum_f32(num) : sum); /* both in [1, experts] */
+    const float scale = aot_rcp_fast(a.renormalize ? chosen_sum(num, a.k) : sum); /* both in [1, experts] */
     write_row(a, row, lane, num * scale, (int)(0xffffu - (mine & 0xffffu)));
     return true;
 }
@@ -269,8 +279,7 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
 {
     const int row = aot_block_x() * (AOT_TOPK_BLOCK / AOT_WAVE) + aot_thread_x() / AOT_WAVE;
     if (row >= a.tokens) return; /* whole waves leave together */
-    const int wide = 2 * VPT < 16 ? 2 * VPT : 16; /* bytes per load in load_words16 */
-    const bool vec = a.experts % VPT == 0 && (unsigned long long)a.gating % wide == 0 && a.row_stride * 2 % wide == 0;
+    const bool vec = a.wide_rows != 0;
     const aot_u16 *g = (const aot_u16 *)a.gating + (aot_i64)row * a.row_stride;
     aot_u32 w[WORDS(VPT)];
     bool done = false;

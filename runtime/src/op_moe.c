@@ -31,6 +31,14 @@ static aiter_aot_status topk_check(const aiter_aot_topk_softmax_args *a, aot_dia
     return s;
 }
 
+/* Whether the 16-bit path may load each lane's run of vpt logits whole (min(2 vpt, 16) bytes
+ * at a time): every run inside the row and every row aligned for those loads. */
+static int32_t wide_rows(const aiter_aot_topk_softmax_args *a, unsigned vpt)
+{
+    const unsigned wide = 2 * vpt < 16 ? 2 * vpt : 16;
+    return a->experts % vpt == 0 && (uintptr_t)a->gating % wide == 0 && (uint64_t)a->gating_row_stride * 2 % wide == 0;
+}
+
 aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args, void *stream)
 {
     aot_diag d;
@@ -48,7 +56,7 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
     snprintf(name + 14, sizeof name - 14, "%u", vpt);
     aot_topk_kargs k = {a.gating, a.topk_weights, a.topk_ids, a.token_expert_indices,
                         a.gating_row_stride, a.tokens, a.experts, a.k, a.renormalize != 0,
-                        (int32_t)a.gating_dtype, 0};
+                        (int32_t)a.gating_dtype, wide_rows(&a, vpt)};
     unsigned rows_per_block = AOT_TOPK_BLOCK / wave;
     unsigned grid = (unsigned)((a.tokens + rows_per_block - 1) / rows_per_block);
     s = aot_op_launch(name, &k, sizeof k, grid, AOT_TOPK_BLOCK, stream, &d);
