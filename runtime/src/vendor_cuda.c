@@ -112,43 +112,46 @@ static aiter_aot_status cuda_get_function(void *module, const char *name, void *
  * (functions live as long as the process). A race writes the attribute twice, which is
  * harmless; a full table only means the call is made every time. */
 #define OPTED_SLOTS 256
-static struct {
+typedef struct {
     _Atomic(void *) fn;
     _Atomic unsigned shared;
-} opted[OPTED_SLOTS];
+} opted_entry;
+static opted_entry opted[OPTED_SLOTS];
 
-static unsigned opted_slot(void *fn) { return (unsigned)(((uintptr_t)fn >> 4) * 2654435761u) % OPTED_SLOTS; }
-
-static int opted_already(void *fn, unsigned shared)
+/* fn's entry, claimed for it when `claim` and it has none; NULL when it has none (or the table
+ * is full). */
+static opted_entry *opted_entry_of(void *fn, int claim)
 {
-    for (unsigned i = 0, h = opted_slot(fn); i < OPTED_SLOTS; i++, h = (h + 1) % OPTED_SLOTS) {
+    unsigned h = (unsigned)(((uintptr_t)fn >> 4) * 2654435761u) % OPTED_SLOTS;
+    for (unsigned i = 0; i < OPTED_SLOTS; i++, h = (h + 1) % OPTED_SLOTS) {
         void *f = atomic_load_explicit(&opted[h].fn, memory_order_acquire);
-        if (f == fn) return atomic_load_explicit(&opted[h].shared, memory_order_relaxed) >= shared;
-        if (f == NULL) return 0;
+        if (f == fn) return &opted[h];
+        if (f != NULL) continue; /* another function's */
+        if (!claim) return NULL;  /* fn's would have been here */
+        if (atomic_compare_exchange_strong(&opted[h].fn, &f, fn) || f == fn) return &opted[h];
+        /* another function took the slot first: look on */
     }
-    return 0;
+    return NULL;
 }
 
-static void opted_record(void *fn, unsigned shared)
+/* e->shared = max(e->shared, shared); nothing for no entry. */
+static void opted_raise(opted_entry *e, unsigned shared)
 {
-    for (unsigned i = 0, h = opted_slot(fn); i < OPTED_SLOTS; i++, h = (h + 1) % OPTED_SLOTS) {
-        void *expected = NULL;
-        if (atomic_compare_exchange_strong(&opted[h].fn, &expected, fn) || expected == fn) {
-            unsigned old = atomic_load(&opted[h].shared);
-            while (old < shared && !atomic_compare_exchange_weak(&opted[h].shared, &old, shared)) {}
-            return;
-        }
-    }
+    unsigned old = e ? atomic_load(&e->shared) : shared;
+    while (old < shared && !atomic_compare_exchange_weak(&e->shared, &old, shared)) {}
 }
 
 static aiter_aot_status cuda_launch(void *fn, unsigned grid, unsigned block, unsigned shared,
                                     void *stream, void *args, aot_diag *d)
 {
     void *params[] = {args};
-    if (shared > 48 * 1024 && !opted_already(fn, shared)) { /* beyond the default a function must opt in */
-        CU_CHECK(cu.func_set_attribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared),
-                 AITER_AOT_STATUS_LAUNCH_FAILED);
-        opted_record(fn, shared);
+    if (shared > 48 * 1024) { /* beyond the default a function must opt in, once per function and size */
+        const opted_entry *seen = opted_entry_of(fn, 0);
+        if (seen == NULL || atomic_load(&seen->shared) < shared) {
+            CU_CHECK(cu.func_set_attribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared),
+                     AITER_AOT_STATUS_LAUNCH_FAILED);
+            opted_raise(opted_entry_of(fn, 1), shared);
+        }
     }
     CU_CHECK(cu.launch(fn, grid, 1, 1, block, 1, 1, shared, stream, params, NULL),
              AITER_AOT_STATUS_LAUNCH_FAILED);
