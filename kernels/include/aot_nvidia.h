@@ -132,7 +132,8 @@ AOT_DEV unsigned aot_sign_mask16x2(unsigned w)
 }
 
 /* Asynchronous 16-byte copies global -> shared (cp.async, sm_80+): the bytes land by
- * aot_copy_async_wait_all(); invalid copies write zeros and read nothing. */
+ * aot_copy_async_wait_all() (cp.async.wait_all: committed or not, as aot_device.h promises);
+ * invalid copies write zeros and read nothing. */
 #define AOT_COPY_ASYNC 1
 AOT_DEV void aot_copy16_async(void *shared_dst, const void *src, bool valid)
 {
@@ -141,9 +142,9 @@ AOT_DEV void aot_copy16_async(void *shared_dst, const void *src, bool valid)
 }
 AOT_DEV void aot_copy_async_commit(void) { asm volatile("cp.async.commit_group;"); }
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) /* wgmma reads shared memory through the async proxy */
-AOT_DEV void aot_copy_async_wait_all(void) { asm volatile("cp.async.wait_group 0;\n\tfence.proxy.async.shared::cta;" ::: "memory"); }
+AOT_DEV void aot_copy_async_wait_all(void) { asm volatile("cp.async.wait_all;\n\tfence.proxy.async.shared::cta;" ::: "memory"); }
 #else
-AOT_DEV void aot_copy_async_wait_all(void) { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+AOT_DEV void aot_copy_async_wait_all(void) { asm volatile("cp.async.wait_all;" ::: "memory"); }
 #endif
 
 #define AOT_COPY_ASYNC_PRIOR 1
