@@ -46,6 +46,11 @@ class MhcFusedArgs(C.Structure):
                 ("splits", I32), ("reserved", I32)]
 
 
+class MhcPrenormGemmArgs(C.Structure):
+    _fields_ = [("size", C.c_size_t), ("hc_mult", I32), ("residual", P), ("fn", P), ("mix", P), ("sqrsum", P),
+                ("tokens", I32), ("hidden", I32), ("splits", I32), ("broadcast", I32)]
+
+
 class MhcPreArgs(C.Structure):
     _fields_ = [("size", C.c_size_t), ("hc_mult", I32), ("mix", P), ("sqrsum", P), ("scale", P), ("base", P),
                 ("residual", P), ("norm_weight", P), ("post", P), ("comb", P), ("layer_input", P),
@@ -63,6 +68,7 @@ def load(path):
     lib.aiter_aot_moe_sorting_workspace_size.restype = C.c_size_t
     lib.aiter_aot_moe_sorting_workspace_size.argtypes = [C.c_int32, C.c_int32, C.c_int32]
     lib.aiter_aot_mhc_pre_full.argtypes = [C.POINTER(MhcPreFullArgs), P]
+    lib.aiter_aot_mhc_prenorm_gemm.argtypes = [C.POINTER(MhcPrenormGemmArgs), P]
     lib.aiter_aot_mhc_pre.argtypes = [C.POINTER(MhcPreArgs), P]
     lib.aiter_aot_mhc_post.argtypes = [C.POINTER(MhcPostArgs), P]
     lib.aiter_aot_mhc_fused_post_pre.argtypes = [C.POINTER(MhcFusedArgs), P]
