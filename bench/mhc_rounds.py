@@ -11,19 +11,16 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
+rounds_argv = sys.argv[2:]
+sys.argv = sys.argv[:2]  # bench_mhc loads argv[1] on import
 import aiter_aot_ctypes as A  # noqa: E402
+import bench_mhc as B  # noqa: E402
 from bench_moe import bench_graph  # noqa: E402
 
-lib = A.load(sys.argv[1])
-T, HID, EPS = 4096, 4096, 1e-6
-PARAMS = A.MhcParams(EPS, EPS, EPS, 2.0, 20, EPS)
-dev = "cuda"
-res = torch.randn(T, 4, HID, device=dev).bfloat16()
-fn = 1e-4 * torch.randn(24, 4 * HID, device=dev)
-scale, base = 0.1 * torch.randn(3, device=dev), torch.randn(24, device=dev)
-post, comb = torch.empty(T, 4, device=dev), torch.empty(T, 4, 4, device=dev)
-li = torch.empty(T, HID, device=dev, dtype=torch.bfloat16)
-stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
+lib, dev, stream = B.lib, B.dev, B.stream
+T, HID = 4096, 4096
+S = B.pre_set(T, HID)
+res, fn, scale, base, post, comb, li = (S[n] for n in ("res", "fn", "scale", "base", "post", "comb", "li"))
 
 
 def launches(t0, n, splits):
@@ -33,7 +30,7 @@ def launches(t0, n, splits):
                              sq.data_ptr(), n, HID, splits, 0)
     p = A.MhcPreArgs(C.sizeof(A.MhcPreArgs), 4, mix.data_ptr(), sq.data_ptr(), scale.data_ptr(), base.data_ptr(),
                      res[t0].data_ptr(), None, post[t0].data_ptr(), comb[t0].data_ptr(), li[t0].data_ptr(), None,
-                     n, HID, splits, 0, PARAMS)
+                     n, HID, splits, 0, B.PARAMS)
     return g, p, (mix, sq)
 
 
@@ -50,7 +47,7 @@ def main():
     A.check(lib, lib.aiter_aot_mhc_splits(T, HID, C.byref(s)), "mhc_splits")
     whole = launches(0, T, s.value)
     print(f"{torch.cuda.get_device_name()}: T {T}, C {HID}, pre_full's splits {s.value}")
-    for r in [int(x) for x in sys.argv[2:]] or [4, 8, 16]:
+    for r in [int(x) for x in rounds_argv] or [4, 8, 16]:
         n = T // r
         rounds = [launches(i * n, n, s.value * r) for i in range(r)]
         cases = {
