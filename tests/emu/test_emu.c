@@ -33,7 +33,9 @@ int main(int argc, char **argv)
         {12, 256, 8, 1, AITER_AOT_DTYPE_BF16, 2, 0}, {12, 128, 6, 0, AITER_AOT_DTYPE_F16, 2, 0},
         {10, 256, 8, 0, AITER_AOT_DTYPE_F16, 1, 0}, {6, 256, 8, 1, AITER_AOT_DTYPE_BF16, 3, 0},
         {6, 1024, 32, 0, AITER_AOT_DTYPE_F16, 3, 0}, /* k = experts: a NaN row's NaN is chosen */
-        {9, 8, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0},   {9, 8, 8, 1, AITER_AOT_DTYPE_F16, 1, 0}};
+        {9, 8, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0},   {9, 8, 8, 1, AITER_AOT_DTYPE_F16, 1, 0},
+        {33, 256, 8, 1, AITER_AOT_DTYPE_BF16, 4, 0}, {33, 128, 6, 0, AITER_AOT_DTYPE_F16, 4, 0},
+        {33, 64, 8, 1, AITER_AOT_DTYPE_F32, 4, 0}};
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) harness_topk(&m, &specials[i], seed++, &t);
 
     static const int bss[] = {16, 32, 64, 128};

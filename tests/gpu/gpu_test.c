@@ -264,7 +264,9 @@ int main(int argc, char **argv)
                          {1024, 512, 8, 1, AITER_AOT_DTYPE_F16, 1, 0}, {1024, 256, 8, 1, AITER_AOT_DTYPE_BF16, 3, 0},
                          {256, 1024, 32, 0, AITER_AOT_DTYPE_F16, 3, 0},
                          {16384, 256, 8, 1, AITER_AOT_DTYPE_BF16, 0, 64}, {5, 1, 1, 0, AITER_AOT_DTYPE_F32, 0, 0},
-                         {300, 8, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0}, {300, 8, 8, 1, AITER_AOT_DTYPE_F16, 1, 0}};
+                         {300, 8, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0}, {300, 8, 8, 1, AITER_AOT_DTYPE_F16, 1, 0},
+                         {4096, 256, 8, 1, AITER_AOT_DTYPE_BF16, 4, 0}, {4096, 128, 6, 0, AITER_AOT_DTYPE_F16, 4, 0},
+                         {1024, 64, 8, 1, AITER_AOT_DTYPE_F32, 4, 0}};
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) harness_topk(&m, &extra[i], seed++, &t);
     for (size_t a = 0; a < 5; a++)
         for (size_t e = 0; e < 7; e++)

@@ -30,6 +30,9 @@ static void *make_logits(const topk_case *c, ref_rng *r, double *vals, int64_t s
             if (c->special == 2 && x == 0.0f && ref_uniform(r) < 0.5) x = -0.0f;
             /* monotonic rows: the k largest are neighbours (one lane holds several of them) */
             if (c->special == 3) x = (t & 1 ? -0.01f : 0.01f) * (float)e;
+            /* one logit per row ~110 above the rest: exp of the gap overflows fp32, so the weights
+             * are finite only if every exponent is taken against the row's true max */
+            if (c->special == 4 && e == t * 37 % c->experts) x = 120.0f + x;
             if (c->special == 1 && t % 3 == 1 && e % 7 == 3) x = t / 3 % 2 ? -NAN : NAN; /* both signs */
             if (c->special == 1 && t % 5 == 2 && e == c->experts / 2) x = INFINITY;
             if (c->special == 1 && t % 4 == 3) x = -INFINITY; /* whole row -inf */
@@ -69,7 +72,7 @@ void harness_topk(const harness_mem *m, const topk_case *c, uint64_t seed, harne
 {
     char what[128], why[160] = "";
     snprintf(what, sizeof what, "topk_softmax T=%d E=%d k=%d %s renorm=%d%s%s", c->tokens, c->experts, c->k,
-             dtype_name(c->dtype), c->renormalize, c->special == 1 ? " nan/inf" : c->special == 2 ? " ties" : c->special == 3 ? " monotonic" : "",
+             dtype_name(c->dtype), c->renormalize, c->special == 1 ? " nan/inf" : c->special == 2 ? " ties" : c->special == 3 ? " monotonic" : c->special == 4 ? " wide" : "",
              c->extra_stride ? " strided" : "");
     ref_rng r;
     ref_seed(&r, seed);
