@@ -5,7 +5,7 @@
 #ifndef AOT_HOST_H
 #define AOT_HOST_H
 
-#include <math.h>   /* exp2f, log2f, fmaxf, sqrtf */
+#include <math.h>   /* exp2f, log2f, fmaxf, fmaf, sqrtf */
 #include <string.h> /* memcpy */
 
 #include "emu.h"
@@ -44,6 +44,7 @@ AOT_DEV float aot_log2_fast(float x) { return log2f(x); }
 AOT_DEV float aot_rsqrt_fast(float x) { return 1.0f / sqrtf(x); }
 AOT_DEV float aot_rcp_fast(float x) { return 1.0f / x; }
 AOT_DEV float aot_fmaxf(float a, float b) { return fmaxf(a, b); }
+AOT_DEV float aot_fmaf(float a, float b, float c) { return fmaf(a, b, c); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
 AOT_DEV unsigned aot_bits_from_f32(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
 /* A cluster's blocks run together in the emulator, each with its own shared memory. */

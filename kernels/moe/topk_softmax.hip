@@ -251,14 +251,15 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
     top_n<VPT, TOPN>(key, h); /* key is sorted in groups of four from here on */
     const aot_u32 best = aot_wave_max_u32(h[0]);
     if (!finite_key<BF16>(best)) return false; /* whole waves: best is the wave's */
-    /* numerators 2^(x log2 e - mx log2 e): one fma each; the rounding of mx log2 e scales every
-     * numerator alike, so it cancels in the weights */
+    /* numerators 2^(x log2 e - mx log2 e), each one fma against the rounded mx log2 e: that
+     * rounding scales every numerator alike, so it cancels in the weights, as long as the sum's
+     * terms and the chosen numerators are computed the same way (both aot_fmaf) */
     const float L = AOT_LOG2E;
     float sum = 0.0f, mxl = 0.0f; /* the row's sum, needed only when the weights are not rescaled */
     if (!a.renormalize) {
         mxl = key_logit<BF16>(best) * L;
 #pragma unroll
-        for (int j = 0; j < VPT; j++) sum += aot_exp2_fast(bits16_logit<BF16>(b[j]) * L - mxl);
+        for (int j = 0; j < VPT; j++) sum += aot_exp2_fast(aot_fmaf(bits16_logit<BF16>(b[j]), L, -mxl));
         sum = aot_wave_sum_f32(sum);
         if (sum != sum) return false; /* a NaN logit */
     }
@@ -276,9 +277,9 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
     const aot_u32 neg_inf_key = BF16 ? 0x0080u : 0x0400u; /* 0x10000 - the bits of -inf */
     if (aot_wave_any((h[0] == 0u && e0 + TOPN < E && VPT > TOPN) || (lane < a.k && mine >> 16 < neg_inf_key)))
         return false;
-    const float xl = key_logit<BF16>(mine) * L;
-    if (a.renormalize) mxl = aot_shfl_f32(xl, 0); /* lane 0 holds the row max (cheaper than decoding best) */
-    const float num = lane < a.k ? aot_exp2_fast(xl - mxl) : 0.0f;
+    const float x = key_logit<BF16>(mine);
+    if (a.renormalize) mxl = aot_shfl_f32(x, 0) * L; /* lane 0 holds the row max (cheaper than decoding best) */
+    const float num = lane < a.k ? aot_exp2_fast(aot_fmaf(x, L, -mxl)) : 0.0f;
     const float scale = aot_rcp_fast(a.renormalize ? chosen_sum(num, a.k) : sum); /* both in [1, experts] */
     write_row(a, row, lane, num * scale, (int)(0xffffu - (mine & 0xffffu)));
     return true;
