@@ -26,21 +26,11 @@ def in_turn(rep):
     return list(libs.items()) if rep % 2 == 0 else list(libs.items())[::-1]
 
 
-def topk_sets(tokens, experts, k, n, dt, renorm):
-    out = []
-    for _ in range(n):
-        g = torch.randn(tokens, experts, device="cuda", dtype=dt)
-        w, i = torch.empty(tokens, k, device="cuda"), torch.empty(tokens, k, device="cuda", dtype=torch.int32)
-        t = torch.empty(tokens, k, device="cuda", dtype=torch.int32)
-        out.append((g, w, i, t, A.topk_args(g, w, i, t, k, renorm)))
-    return out
-
-
 def topk():
     default = "[(torch.bfloat16, True, 256, [4096, 16384, 65536, 262144])]"
     for dt, renorm, experts, token_list in eval(os.environ.get("AB_CASES", default)):
         for tokens in token_list:
-            sets = topk_sets(tokens, experts, 8, 4 if tokens >= 65536 else 8, dt, renorm)
+            sets = M.topk_sets(tokens, experts, 8, 4 if tokens >= 65536 else 8, dt, renorm)
             for rep in range(3):
                 line = f"{dt} renorm {renorm} E {experts} tokens {tokens} rep {rep}:"
                 for name, lib in in_turn(rep):

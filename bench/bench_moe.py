@@ -98,13 +98,13 @@ def topk_agrees(g, w, ids, ref_w):
                 torch.allclose(chosen / chosen.sum(-1, keepdim=True), ref_w, rtol=1e-5, atol=1e-6))
 
 
-def topk_sets(tokens, experts, k, n):
+def topk_sets(tokens, experts, k, n, dtype=torch.bfloat16, renorm=True):
     sets = []
     for _ in range(n):
-        g = torch.randn(tokens, experts, device=dev, dtype=torch.bfloat16)
+        g = torch.randn(tokens, experts, device=dev, dtype=dtype)
         w, i = torch.empty(tokens, k, device=dev), torch.empty(tokens, k, device=dev, dtype=torch.int32)
         t = torch.empty(tokens, k, device=dev, dtype=torch.int32)
-        sets.append((g, w, i, t, A.topk_args(g, w, i, t, k, True)))  # args built once, as a caller would
+        sets.append((g, w, i, t, A.topk_args(g, w, i, t, k, renorm)))  # args built once, as a caller would
     return sets
 
 
