@@ -16,6 +16,8 @@
 #include "aot_device.h"
 #include "moe_kargs.h"
 
+#define TOPK_MAX_K 32 /* the runtime checks k <= 32 */
+
 AOT_DEV float load_logit(const aot_topk_kargs &a, aot_i64 row, int e)
 {
     aot_i64 at = row * a.row_stride + e;
@@ -105,23 +107,31 @@ AOT_DEV void topk_row(const aot_topk_kargs &a, int row)
 /* Keys of the two 16-bit logits in word w (experts e, e + 1), two at a time: each half's bits
  * made two's complement + 0x8000 (a positive half x gives x ^ 0x8000, a negative one
  * (x ^ 0xffff) + 1 = 0x10000 - x, so -0 and +0 both give 0x8000; no carry crosses halves, as
- * x ^ 0xffff < 0x8000 there), then the id field. */
-AOT_DEV void keys2(aot_u32 w, int e, aot_u32 &lo, aot_u32 &hi)
+ * x ^ 0xffff < 0x8000 there), then the id fields from ids = id_field(e + 1) << 16 | id_field(e). */
+AOT_DEV void keys2(aot_u32 w, aot_u32 ids, aot_u32 &lo, aot_u32 &hi)
 {
     const aot_u32 neg = aot_sign_mask16x2(w); /* 0xffff in each negative half */
     const aot_u32 k = (w ^ (neg | 0x80008000u)) + (neg & 0x00010001u);
-    lo = (k << 16) + (0xffffu - (aot_u32)e); /* + rather than |: the id field is empty */
-    hi = (k & 0xffff0000u) + (0xfffeu - (aot_u32)e);
+    lo = aot_join_lo16(k, ids);
+    hi = aot_join_hi16(k, ids);
 }
+
+/* The id fields of experts e and e + 1 in one word, as keys2 takes them (0xffff - id: lower
+ * ids win ties). */
+AOT_DEV aot_u32 id_fields2(int e) { return 0xfffeffffu - (aot_u32)e * 0x00010001u; }
 
 template <int BF16>
 AOT_DEV float bits16_logit(aot_u32 b) { return BF16 ? aot_f32_from_bits(b) : aot_f16_to_f32((aot_u16)(b >> 16)); }
 
+/* The logit of a key: its field is 0x8000 + the two's complement value v, so t below is
+ * v << 16 as a signed word, and |t| with t's sign bit is the sign-magnitude bits (three
+ * operations; -0 comes back as +0, an equal value). */
 template <int BF16>
 AOT_DEV float key_logit(aot_u32 key)
 {
-    const aot_i32 v = (aot_i32)(key >> 16) - 0x8000;
-    return bits16_logit<BF16>((aot_u32)(v < 0 ? 0x8000 | -v : v) << 16);
+    const aot_u32 t = (key ^ 0x80000000u) & 0xffff0000u;
+    const aot_u32 mag = (aot_i32)t < 0 ? 0u - t : t;
+    return bits16_logit<BF16>(mag | (t & 0x80000000u));
 }
 
 /* The lane's logits as 16-bit pairs (expert e0 + 2c in the low half of w[c]); padding reads
@@ -189,23 +199,29 @@ AOT_DEV void top_n(aot_u32 (&key)[VPT], aot_u32 (&h)[TOPN])
     }
 }
 
-/* The lane holding this round's best gives it away. */
-template <int TOPN>
+/* The lane holding this round's best gives it away. With ZERO its list refills with 0 (a
+ * padding key, which never wins); without, its last key stays where it was, so a lane that has
+ * given all TOPN away offers a key already taken, which the row's final check catches (one
+ * select fewer per round, on the busier integer pipe). */
+template <int TOPN, bool ZERO>
 AOT_DEV void pop(aot_u32 (&h)[TOPN], aot_u32 best)
 {
     const bool won = h[0] == best;
 #pragma unroll
     for (int i = 0; i + 1 < TOPN; i++) h[i] = won ? h[i + 1] : h[i];
-    h[TOPN - 1] = won ? 0u : h[TOPN - 1];
+    if (ZERO) h[TOPN - 1] = won ? 0u : h[TOPN - 1];
 }
 
-/* Round s of k: the wave's best key left, kept by lane s, and popped. */
-template <int TOPN>
-AOT_DEV void round_step(aot_u32 (&h)[TOPN], aot_u32 &mine, int s)
+/* Round s of k: the wave's best key left, noted in the wave's slot s and popped (a store
+ * instead of a compare and select per round on each lane, which would load the busier integer
+ * pipe). */
+template <int TOPN, bool ZERO>
+AOT_DEV aot_u32 round_step(aot_u32 (&h)[TOPN], aot_u32 *won, int s)
 {
     const aot_u32 best = aot_wave_max_u32(h[0]);
-    mine = aot_lane() == s ? best : mine;
-    pop<TOPN>(h, best);
+    won[s] = best; /* every lane stores the same value */
+    pop<TOPN, ZERO>(h, best);
+    return best;
 }
 
 /* Is the logit of key finite? Its field is 0x8000 + the logit's two's complement value, so
@@ -227,21 +243,23 @@ AOT_DEV float chosen_sum(float v, int k)
     return v;
 }
 
-/* One row from its words (load_words16); false, having written nothing, for a row that needs
- * topk_row: a NaN or infinite logit, or a lane that gave away all TOPN of its best keys before
- * the last round (its next one might have been due). */
+/* One row from its words (load_words16); false, having written nothing, for a row
+ * that needs topk_row: a NaN or infinite logit, or a lane that gave away all TOPN of its best
+ * keys before the last round (its next one might have been due). won: the wave's k slots of
+ * block-shared memory. */
 template <int VPT, int BF16>
-AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w)[WORDS(VPT)])
+AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w)[WORDS(VPT)], aot_u32 *won)
 {
     const int TOPN = VPT < 4 ? VPT : 4;
     const int lane = aot_lane(), E = a.experts, e0 = lane * VPT;
     aot_u32 b[VPT], key[VPT];
 #pragma unroll
     for (int j = 0; j < VPT; j++) b[j] = j & 1 ? w[j / 2] & 0xffff0000u : w[j / 2] << 16;
+    const aot_u32 ids0 = id_fields2(e0);
 #pragma unroll
     for (int c = 0; c < WORDS(VPT); c++) {
         aot_u32 hi;
-        keys2(w[c], e0 + 2 * c, key[2 * c], hi);
+        keys2(w[c], ids0 - (aot_u32)c * 0x00020002u, key[2 * c], hi);
         if (2 * c + 1 < VPT) key[2 * c + 1] = hi;
     }
     if (e0 + VPT > E) /* a lane at the row's end */
@@ -263,19 +281,25 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
         sum = aot_wave_sum_f32(sum);
         if (sum != sum) return false; /* a NaN logit */
     }
-    aot_u32 mine = lane == 0 ? best : 0u;
-    pop<TOPN>(h, best);
+    const bool ZERO = VPT <= TOPN; /* a lane's list is all it holds */
+    won[0] = best;
+    pop<TOPN, ZERO>(h, best);
+    aot_u32 last = best;
     if (a.k == 8) /* DeepSeek-V3's and Qwen3's k, unrolled: 5-7 % faster on the H200 */
 #pragma unroll
-        for (int s = 1; s < 8; s++) round_step<TOPN>(h, mine, s);
+        for (int s = 1; s < 8; s++) last = round_step<TOPN, ZERO>(h, won, s);
     else
-        for (int s = 1; s < a.k; s++) round_step<TOPN>(h, mine, s);
-    /* A lane with nothing left that holds more than TOPN experts may hide the next one (false
-     * alarms when it gave its last key in the last round; rare either way). A chosen NaN sends
-     * the row back too (only a negative one can be chosen here: its key is below -inf's;
-     * without renormalization the sum has caught it already). */
+        for (int s = 1; s < a.k; s++) last = round_step<TOPN, ZERO>(h, won, s);
+    aot_sync_wave();
+    const aot_u32 mine = lane < a.k ? won[lane] : 0u; /* lane s writes round s's result */
+    /* A lane that has given away all TOPN of its list (its next key might have been due, or
+     * its stale last key won again) still offers a key >= the last round's, where every other
+     * lane's is below it (keys are distinct); false alarms when it gave its last key in the
+     * last round; rare either way. A chosen NaN sends the row back too (only a negative one
+     * can be chosen here: its key is below -inf's; without renormalization the sum has caught
+     * it already). */
     const aot_u32 neg_inf_key = BF16 ? 0x0080u : 0x0400u; /* 0x10000 - the bits of -inf */
-    if (aot_wave_any((h[0] == 0u && e0 + TOPN < E && VPT > TOPN) || (lane < a.k && mine >> 16 < neg_inf_key)))
+    if (aot_wave_any((!ZERO && h[0] >= last) || (lane < a.k && mine >> 16 < neg_inf_key)))
         return false;
     const float x = key_logit<BF16>(mine);
     if (a.renormalize) mxl = aot_shfl_f32(x, 0) * L; /* lane 0 holds the row max (cheaper than decoding best) */
@@ -288,18 +312,21 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
 template <int VPT>
 AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
 {
-    const int row = aot_block_x() * (AOT_TOPK_BLOCK / AOT_WAVE) + aot_thread_x() / AOT_WAVE;
+    const int wave = (int)((unsigned)aot_thread_x() / AOT_WAVE); /* unsigned: a shift, not a signed division */
+    const int row = aot_block_x() * (AOT_TOPK_BLOCK / AOT_WAVE) + wave;
     if (row >= a.tokens) return; /* whole waves leave together */
     const bool vec = a.wide_rows != 0;
     const aot_u16 *g = (const aot_u16 *)a.gating + (aot_i64)row * a.row_stride;
+    AOT_SHARED(aot_u32, won, AOT_TOPK_BLOCK / AOT_WAVE * TOPK_MAX_K);
+    aot_u32 *const wave_won = won + wave * TOPK_MAX_K;
     aot_u32 w[WORDS(VPT)];
     bool done = false;
     if (a.dtype == AOT_GATING_BF16) {
         load_words16<VPT, 1>(g, aot_lane() * VPT, a.experts, vec, w);
-        done = topk_row_packed<VPT, 1>(a, row, w);
+        done = topk_row_packed<VPT, 1>(a, row, w, wave_won);
     } else if (a.dtype == AOT_GATING_F16) {
         load_words16<VPT, 0>(g, aot_lane() * VPT, a.experts, vec, w);
-        done = topk_row_packed<VPT, 0>(a, row, w);
+        done = topk_row_packed<VPT, 0>(a, row, w, wave_won);
     }
     if (!done) topk_row<VPT>(a, row); /* fp32, or a row the 16-bit path handed back */
 }
