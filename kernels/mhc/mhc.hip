@@ -318,23 +318,26 @@ AOT_EMU_ENTRY(mhc_gemm_n1, aot_mhc_gemm_kargs)
 
 /* Sinkhorn-Knopp on the 4x4 comb logits z, element e = lane % 16 = row*4 + col, every lane
  * of the wave taking part (lanes 16+ repeat lanes 0..15): row softmax + eps, then columns,
- * then (iters - 1) times rows and columns, eps inside every division. */
+ * then (iters - 1) times rows and columns, eps inside every division. Each division is a
+ * product with the fast reciprocal: the chain of about 40 is the tail of every pre block, and the
+ * reciprocal's ulp stays far inside the 1e-4 tolerance (H200: pre_full 2 % faster at 4096
+ * tokens, 5 % at 16; docs/performance.md). */
 AOT_DEV float sinkhorn(float z, int iters, float eps)
 {
     float m = aot_fmaxf(z, aot_shfl_xor_f32(z, 1));
     m = aot_fmaxf(m, aot_shfl_xor_f32(m, 2));
     float c = aot_exp_fast(z - m), s = c + aot_shfl_xor_f32(c, 1);
     s += aot_shfl_xor_f32(s, 2);
-    c = c / s + eps;
+    c = c * aot_rcp_fast(s) + eps;
     for (int it = 0; it < iters; it++) {
         if (it > 0) {
             s = c + aot_shfl_xor_f32(c, 1);
             s += aot_shfl_xor_f32(s, 2);
-            c = c / (s + eps);
+            c = c * aot_rcp_fast(s + eps);
         }
         s = c + aot_shfl_xor_f32(c, 4);
         s += aot_shfl_xor_f32(s, 8);
-        c = c / (s + eps);
+        c = c * aot_rcp_fast(s + eps);
     }
     return c;
 }
