@@ -9,8 +9,9 @@
  *    expert id among the lanes holding it): the winner is marked taken; lane s keeps round s's
  *    result, so the k outputs of a row are written by k lanes at once.
  * fp16/bf16 logits (topk_row_packed): each lane holds a contiguous run of experts as 32-bit
- * keys packing logit and expert id and keeps its four best in order; a round is one wave max
- * and a pop; the weights are computed once at the end.
+ * keys packing logit and expert id and keeps its four best in order; a round is one wave max,
+ * noted in the wave's slot of block-shared memory, and a pop; after the rounds lane s reads
+ * round s's key and the weights are computed once.
  * Variants topk_softmax_v<VPT> exist for VPT = 1..32; the runtime picks the smallest with
  * VPT * wave >= experts. */
 #include "aot_device.h"
