@@ -11,6 +11,7 @@
 #define AOT_MOE_BLOCK 256      /* threads per block of the sorting kernels */
 #define AOT_MOE_CHUNK_TOKENS 64 /* tokens per counting/scatter block */
 #define AOT_MOE_MAX_EXPERTS 1024
+#define AOT_MOE_MAX_K 32        /* k of topk_softmax and moe_sorting; the kernels size buffers by it */
 #define AOT_MOE_PAD_EXPERTS 8   /* the scatter launch has a block per this many experts at least */
 
 enum { AOT_GATING_F32 = 0, AOT_GATING_F16 = 1, AOT_GATING_BF16 = 2 };

@@ -15,7 +15,7 @@
 #include "aot_device.h"
 #include "moe_kargs.h"
 
-#define CHUNK_PAIRS (AOT_MOE_CHUNK_TOKENS * 32) /* k <= 32 */
+#define CHUNK_PAIRS (AOT_MOE_CHUNK_TOKENS * AOT_MOE_MAX_K)
 #define WAVES (AOT_MOE_BLOCK / AOT_WAVE)
 #define RANK_SHIFT 11 /* packed pair: expert + 1 (0..1024) below, rank (< CHUNK_PAIRS) above */
 

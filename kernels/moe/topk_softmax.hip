@@ -17,8 +17,6 @@
 #include "aot_device.h"
 #include "moe_kargs.h"
 
-#define TOPK_MAX_K 32 /* the runtime checks k <= 32 */
-
 AOT_DEV float load_logit(const aot_topk_kargs &a, aot_i64 row, int e)
 {
     aot_i64 at = row * a.row_stride + e;
@@ -244,10 +242,10 @@ AOT_DEV float chosen_sum(float v, int k)
     return v;
 }
 
-/* One row from its words (load_words16); false, having written nothing, for a row
- * that needs topk_row: a NaN or infinite logit, or a lane that gave away all TOPN of its best
- * keys before the last round (its next one might have been due). won: the wave's k slots of
- * block-shared memory. */
+/* One row from its words (load_words16); false, having written nothing, for a row that needs
+ * topk_row: a NaN or infinite logit, or a lane that gave away all TOPN of its best keys before
+ * the last round (its next one might have been due). won: the wave's AOT_MOE_MAX_K slots of
+ * block-shared memory (rounds 0 .. k - 1 use the first k). */
 template <int VPT, int BF16>
 AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w)[WORDS(VPT)], aot_u32 *won)
 {
@@ -318,8 +316,8 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
     if (row >= a.tokens) return; /* whole waves leave together */
     const bool vec = a.wide_rows != 0;
     const aot_u16 *g = (const aot_u16 *)a.gating + (aot_i64)row * a.row_stride;
-    AOT_SHARED(aot_u32, won, AOT_TOPK_BLOCK / AOT_WAVE * TOPK_MAX_K);
-    aot_u32 *const wave_won = won + wave * TOPK_MAX_K;
+    AOT_SHARED(aot_u32, won, AOT_TOPK_BLOCK / AOT_WAVE * AOT_MOE_MAX_K);
+    aot_u32 *const wave_won = won + wave * AOT_MOE_MAX_K;
     aot_u32 w[WORDS(VPT)];
     bool done = false;
     if (a.dtype == AOT_GATING_BF16) {

@@ -20,7 +20,7 @@ static aiter_aot_status topk_check(const aiter_aot_topk_softmax_args *a, aot_dia
     if (!a->gating || !a->topk_weights || !a->topk_ids) s = BAD("topk_softmax: gating, topk_weights and topk_ids must not be NULL");
     else if ((unsigned)a->gating_dtype > AITER_AOT_DTYPE_BF16) s = BAD("topk_softmax: gating_dtype %d is not F32, F16 or BF16", (int)a->gating_dtype);
     else if (a->experts < 1 || a->experts > 1024) s = BAD("topk_softmax: experts = %d; supported 1..1024", a->experts);
-    else if (a->k < 1 || a->k > 32 || a->k > a->experts) s = BAD("topk_softmax: k = %d; need 1 <= k <= min(32, experts = %d)", a->k, a->experts);
+    else if (a->k < 1 || a->k > AOT_MOE_MAX_K || a->k > a->experts) s = BAD("topk_softmax: k = %d; need 1 <= k <= min(%d, experts = %d)", a->k, AOT_MOE_MAX_K, a->experts);
     else if (a->tokens < 0 || (int64_t)a->tokens * a->k > INT32_MAX) s = BAD("topk_softmax: tokens = %d out of range", a->tokens);
     else if (a->gating_row_stride < a->experts) s = BAD("topk_softmax: gating_row_stride %lld < experts %d", (long long)a->gating_row_stride, a->experts);
     else if (a->gating_row_stride > INT64_MAX / (a->tokens ? a->tokens : 1)) s = BAD("topk_softmax: gating_row_stride too large");
@@ -70,7 +70,7 @@ static int64_t chunks_for(int32_t tokens) { return ((int64_t)tokens + AOT_MOE_CH
 /* Layout (int32): counts [experts][chunks], expert_info [3 * experts], done [1], ranked [tokens * k]. */
 size_t aiter_aot_moe_sorting_workspace_size(int32_t tokens, int32_t k, int32_t experts)
 {
-    if (tokens < 1 || tokens >= (1 << 24) || k < 1 || k > 32 || experts < 1 || experts > AOT_MOE_MAX_EXPERTS) return 0;
+    if (tokens < 1 || tokens >= (1 << 24) || k < 1 || k > AOT_MOE_MAX_K || experts < 1 || experts > AOT_MOE_MAX_EXPERTS) return 0;
     return (size_t)(experts * chunks_for(tokens) + 3 * (int64_t)experts + 1 + (int64_t)tokens * k) * sizeof(int32_t);
 }
 
@@ -90,7 +90,7 @@ static aiter_aot_status sort_check(const aiter_aot_moe_sorting_args *a, aot_diag
         s = BAD("moe_sorting: topk_ids, topk_weights, the four outputs and workspace must not be NULL");
     else if (a->tokens < 1 || a->tokens >= (1 << 24)) s = BAD("moe_sorting: tokens = %d; supported 1..2^24-1", a->tokens);
     else if (a->experts < 1 || a->experts > AOT_MOE_MAX_EXPERTS) s = BAD("moe_sorting: experts = %d; supported 1..1024", a->experts);
-    else if (a->k < 1 || a->k > 32 || a->k > a->experts) s = BAD("moe_sorting: k = %d; need 1 <= k <= min(32, experts = %d)", a->k, a->experts);
+    else if (a->k < 1 || a->k > AOT_MOE_MAX_K || a->k > a->experts) s = BAD("moe_sorting: k = %d; need 1 <= k <= min(%d, experts = %d)", a->k, AOT_MOE_MAX_K, a->experts);
     else if (a->block_size < 1 || a->block_size > 256) s = BAD("moe_sorting: block_size = %d; supported 1..256", a->block_size);
     else if (a->workspace_size < aiter_aot_moe_sorting_workspace_size(a->tokens, a->k, a->experts))
         s = BAD("moe_sorting: workspace_size %zu < %zu (aiter_aot_moe_sorting_workspace_size)", a->workspace_size,

@@ -30,7 +30,7 @@ static void *make_logits(const topk_case *c, ref_rng *r, double *vals, int64_t s
             if (c->special == 2 && x == 0.0f && ref_uniform(r) < 0.5) x = -0.0f;
             /* monotonic rows: the k largest are neighbours (one lane holds several of them) */
             if (c->special == 3) x = (t & 1 ? -0.01f : 0.01f) * (float)e;
-            /* one logit per row ~110 above the rest: exp of the gap overflows fp32, so the weights
+            /* one logit per row ~120 above the rest: exp of the gap overflows fp32, so the weights
              * are finite only if every exponent is taken against the row's true max */
             if (c->special == 4 && e == t * 37 % c->experts) x = 120.0f + x;
             if (c->special == 1 && t % 3 == 1 && e % 7 == 3) x = t / 3 % 2 ? -NAN : NAN; /* both signs */
