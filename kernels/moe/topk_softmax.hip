@@ -13,7 +13,9 @@
  * noted in the wave's slot of block-shared memory, and a pop; after the rounds lane s reads
  * round s's key and the weights are computed once.
  * Variants topk_softmax_v<VPT> exist for VPT = 1..32; the runtime picks the smallest with
- * VPT * wave >= experts. */
+ * VPT * wave >= experts, and topk_softmax_v<VPT>_full for 16-bit rows of exactly VPT * wave
+ * experts loaded whole (64, 128, ... 1024 on NVIDIA), whose lanes need no bounds tests: 204
+ * instructions a row instead of 222 at 256 experts, 3-5 % faster on the H200. */
 #include "aot_device.h"
 #include "moe_kargs.h"
 
@@ -249,10 +251,10 @@ AOT_DEV float chosen_sum(float v, int k)
  * 232, on the H200). won: the wave's AOT_MOE_MAX_K slots of block-shared memory (rounds
  * 0 .. k - 1 use the first k). */
 template <int VPT, int BF16>
-AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w)[WORDS(VPT)], aot_u32 *won)
+AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int E, int row, const aot_u32 (&w)[WORDS(VPT)], aot_u32 *won)
 {
     const int TOPN = VPT < 4 ? VPT : 4;
-    const int lane = aot_lane(), E = a.experts, e0 = lane * VPT;
+    const int lane = aot_lane(), e0 = lane * VPT;
     aot_u32 b[VPT], key[VPT];
 #pragma unroll
     for (int j = 0; j < VPT; j++) b[j] = j & 1 ? w[j / 2] & 0xffff0000u : w[j / 2] << 16;
@@ -310,24 +312,27 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int row, const aot_u32 (&w
     return true;
 }
 
-template <int VPT>
+/* FULL: rows of exactly VPT * AOT_WAVE experts, aligned for the wide loads (the runtime's
+ * choice), so no lane needs a bounds test. */
+template <int VPT, bool FULL>
 AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
 {
     const int wave = (int)((unsigned)aot_thread_x() / AOT_WAVE); /* unsigned: a shift, not a signed division */
     const int row = aot_block_x() * (AOT_TOPK_BLOCK / AOT_WAVE) + wave;
     if (row >= a.tokens) return; /* whole waves leave together */
-    const bool vec = a.wide_rows != 0;
+    const bool vec = FULL || a.wide_rows != 0;
+    const int E = FULL ? VPT * AOT_WAVE : a.experts;
     const aot_u16 *g = (const aot_u16 *)a.gating + (aot_i64)row * a.row_stride;
     AOT_SHARED(aot_u32, won, AOT_TOPK_BLOCK / AOT_WAVE * AOT_MOE_MAX_K);
     aot_u32 *const wave_won = won + wave * AOT_MOE_MAX_K;
     aot_u32 w[WORDS(VPT)];
     bool done = false;
     if (a.dtype == AOT_GATING_BF16) {
-        load_words16<VPT, 1>(g, aot_lane() * VPT, a.experts, vec, w);
-        done = topk_row_packed<VPT, 1>(a, row, w, wave_won);
+        load_words16<VPT, 1>(g, aot_lane() * VPT, E, vec, w);
+        done = topk_row_packed<VPT, 1>(a, E, row, w, wave_won);
     } else if (a.dtype == AOT_GATING_F16) {
-        load_words16<VPT, 0>(g, aot_lane() * VPT, a.experts, vec, w);
-        done = topk_row_packed<VPT, 0>(a, row, w, wave_won);
+        load_words16<VPT, 0>(g, aot_lane() * VPT, E, vec, w);
+        done = topk_row_packed<VPT, 0>(a, E, row, w, wave_won);
     }
     if (!done) topk_row<VPT>(a, row); /* fp32, or a row the 16-bit path handed back */
 }
@@ -338,12 +343,15 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
  * 1024-4096 (every block resident either way) and 2 % for fp32 rows at 262144
  * (docs/performance.md). 6 for VPT = 16 (8 would spill), 3 for VPT = 32 (a floor, not a cap:
  * the compiler's 64 registers fit 4). */
-#define TOPK_VARIANT(vpt, blocks)                                                              \
-    AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_TOPK_BLOCK, blocks) void topk_softmax_v##vpt(aot_topk_kargs a) \
+#define TOPK_KERNEL(name, vpt, full, blocks)                                                    \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_TOPK_BLOCK, blocks) void name(aot_topk_kargs a)        \
     {                                                                                          \
-        topk_kernel_body<vpt>(a);                                                              \
+        topk_kernel_body<vpt, full>(a);                                                        \
     }                                                                                          \
-    AOT_EMU_ENTRY(topk_softmax_v##vpt, aot_topk_kargs)
+    AOT_EMU_ENTRY(name, aot_topk_kargs)
+#define TOPK_VARIANT(vpt, blocks)                                                              \
+    TOPK_KERNEL(topk_softmax_v##vpt, vpt, false, blocks)                                       \
+    TOPK_KERNEL(topk_softmax_v##vpt##_full, vpt, true, blocks)
 
 TOPK_VARIANT(1, 8)
 TOPK_VARIANT(2, 8)

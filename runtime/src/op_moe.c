@@ -51,12 +51,14 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
     if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, &d);
     unsigned wave = probe.wave, vpt = 1;
     while (vpt * wave < (unsigned)a.experts) vpt *= 2;
+    const int32_t wide = wide_rows(&a, vpt);
+    /* _full: 16-bit rows of exactly vpt * wave experts loaded whole, with no bounds tests */
+    const int full = wide && a.gating_dtype != AITER_AOT_DTYPE_F32 && vpt * wave == (unsigned)a.experts;
     char name[32];
-    memcpy(name, "topk_softmax_v", 14);
-    snprintf(name + 14, sizeof name - 14, "%u", vpt);
+    snprintf(name, sizeof name, "topk_softmax_v%u%s", vpt, full ? "_full" : "");
     aot_topk_kargs k = {a.gating, a.topk_weights, a.topk_ids, a.token_expert_indices,
                         a.gating_row_stride, a.tokens, a.experts, a.k, a.renormalize != 0,
-                        (int32_t)a.gating_dtype, wide_rows(&a, vpt)};
+                        (int32_t)a.gating_dtype, wide};
     unsigned rows_per_block = AOT_TOPK_BLOCK / wave;
     unsigned grid = (unsigned)((a.tokens + rows_per_block - 1) / rows_per_block);
     s = aot_op_launch(name, &k, sizeof k, grid, AOT_TOPK_BLOCK, stream, &d);
