@@ -1,7 +1,9 @@
 """topk_softmax and moe_sorting: aiter-aot (libaiter_aot.so through ctypes, on PyTorch tensors and
 the current stream) side by side with the PyTorch composite a user would write, in one process.
 CUDA events, median of many runs, inputs rotated among several sets so no run hits a warm cache
-of the previous one. Usage: python3 bench/bench_moe.py LIBAITER_AOT_SO OUT_DIR"""
+of the previous one. Usage: python3 bench/bench_moe.py LIBAITER_AOT_SO OUT_DIR
+BENCH_MOE_DTYPE=float32 (or float16) times topk_softmax on those logits instead of bf16, and
+skips moe_sorting (it does not read logits)."""
 import json
 import os
 import sys
@@ -16,6 +18,7 @@ lib = A.load(sys.argv[1])
 out_dir = sys.argv[2] if len(sys.argv) > 2 else "."
 dev = torch.device("cuda")
 stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
+logits = getattr(torch, os.environ.get("BENCH_MOE_DTYPE", "bfloat16"))
 
 
 def bench(fn, sets, reps=200):
@@ -161,25 +164,25 @@ def main():
     rows = []
     print(f"device {name}, date {time.strftime('%Y-%m-%d')}, copy bandwidth {bw:.2f} TB/s (read+write)")
     # correctness against the composite before timing
-    s = topk_sets(4096, 256, 8, 1)[0]
+    s = topk_sets(4096, 256, 8, 1, logits)[0]
     ours_topk(s)
     w, i = torch_topk(s)
     torch.cuda.synchronize()
     assert topk_agrees(s[0], s[1], s[2], w), "topk differs from torch"
-    print("\ntopk_softmax, experts=256, k=8, bf16, renormalize")
+    print(f"\ntopk_softmax, experts=256, k=8, {str(logits).split('.')[1]}, renormalize")
     print("  eager: one call per timed region (host overhead included); graph: one call per CUDA-graph")
     print("  replay (GPU time plus the replay's launch); stream: per call in a graph of 40 calls")
     print(f"{'tokens':>8} {'ours eager':>10} {'torch eager':>11} {'ours graph':>10} {'torch graph':>11} "
           f"{'ours stream':>11} {'torch stream':>12} {'speedup(stream)':>15} {'GB/s':>6} {'% copy bw':>9}")
     for t in [1, 16, 128, 1024, 4096, 16384, 65536, 262144]:
-        sets = topk_sets(t, 256, 8, 4 if t >= 65536 else 8)
+        sets = topk_sets(t, 256, 8, 4 if t >= 65536 else 8, logits)
         o = bench(ours_topk, sets)
         p = bench(torch_topk, sets)
         og = bench_graph(ours_topk, sets)
         pg = bench_graph(torch_topk, sets)
         os_ = bench_stream(ours_topk, sets, stream_calls(t))
         ps = bench_stream(torch_topk, sets, stream_calls(t))
-        byts = t * 256 * 2 + t * 8 * 12
+        byts = t * 256 * (torch.finfo(logits).bits // 8) + t * 8 * 12
         gbs = byts / (os_ * 1e-6) / 1e9
         rows.append({"op": "topk_softmax", "tokens": t, "experts": 256, "k": 8, "ours_us": o, "torch_us": p,
                      "ours_graph_us": og, "torch_graph_us": pg, "speedup_graph": pg / og,
@@ -187,6 +190,8 @@ def main():
                      "pct_copy_bw": 100 * gbs / (bw * 1e3)})
         print(f"{t:>8} {o:>10.2f} {p:>11.2f} {og:>10.2f} {pg:>11.2f} {os_:>11.2f} {ps:>12.2f} {ps / os_:>15.1f} "
               f"{gbs:>6.0f} {100 * gbs / (bw * 1e3):>8.1f}%")
+    if logits != torch.bfloat16:
+        return save(name, bw, rows)
     # moe_sorting correctness against the composite
     s = sort_sets(16384, 256, 8, 32, 1)[0]
     ours_sort(s, 256, 32)
@@ -206,8 +211,13 @@ def main():
         rows.append({"op": "moe_sorting", "tokens": t, "experts": 256, "k": 8, "ours_us": o, "ours_graph_us": og,
                      "ours_stream_us": os_, "torch_us": p, "speedup": p / o})
         print(f"{t:>8} {o:>10.2f} {og:>10.2f} {os_:>11.2f} {p:>11.2f} {p / o:>14.1f}")
+    save(name, bw, rows)
+
+
+def save(name, bw, rows):
     with open(os.path.join(out_dir, "bench_moe.json"), "w") as f:
-        json.dump({"device": name, "date": time.strftime("%Y-%m-%d"), "copy_TBps": bw, "rows": rows}, f, indent=1)
+        json.dump({"device": name, "date": time.strftime("%Y-%m-%d"), "copy_TBps": bw,
+                   "logits": str(logits).split(".")[1], "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

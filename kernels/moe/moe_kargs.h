@@ -24,8 +24,8 @@ typedef struct {
     int64_t row_stride;            /* elements */
     int32_t tokens, experts, k, renormalize;
     int32_t dtype;
-    int32_t wide_rows;             /* 16-bit logits: a lane's run of VPT loads whole (experts % VPT == 0,
-                                    * rows aligned to min(2 VPT, 16) bytes); set by the runtime */
+    int32_t wide_rows;             /* a lane's run of VPT logits loads whole (experts % VPT == 0, rows
+                                    * aligned to min(VPT logits, 16 bytes)); set by the runtime */
 } aot_topk_kargs;
 
 typedef struct {

@@ -1,21 +1,23 @@
 /* topk_softmax.hip : softmax over each row of gating logits, then the k largest, one wave per
  * row (semantics in runtime/include/aiter_aot_moe.h).
  *
- * fp32 logits (topk_row), and any row the 16-bit path hands back:
+ * The general path (topk_row), for any row the fast paths hand back:
  * 1. Lane l holds experts l, l+W, l+2W, ... (VPT of them; NaN and padding read as -inf).
  * 2. Wave max, then p = exp(x - max) and the wave sum (rows with +inf or no finite logit are
  *    special-cased so no inf-inf NaN appears).
  * 3. k rounds of a wave argmax (max of the order-preserving key of the logit, then min of the
  *    expert id among the lanes holding it): the winner is marked taken; lane s keeps round s's
  *    result, so the k outputs of a row are written by k lanes at once.
- * fp16/bf16 logits (topk_row_packed): each lane holds a contiguous run of experts as 32-bit
- * keys packing logit and expert id and keeps its four best in order; a round is one wave max,
- * noted in the wave's slot of block-shared memory, and a pop; after the rounds lane s reads
- * round s's key and the weights are computed once.
+ * The fast paths: each lane holds a contiguous run of experts as 32-bit keys packing logit and
+ * expert id and keeps its four best in order; a round is one wave max, noted in the wave's
+ * slot of block-shared memory, and a pop; after the rounds lane s reads round s's key and the
+ * weights are computed once. fp16/bf16 keys hold the whole logit (topk_row_packed); fp32 keys
+ * hold it without its low bits, and rows where that could change the answer are handed back
+ * (topk_row_f32).
  * Variants topk_softmax_v<VPT> exist for VPT = 1..32; the runtime picks the smallest with
- * VPT * wave >= experts, and topk_softmax_v<VPT>_full for 16-bit rows of exactly VPT * wave
- * experts loaded whole (64, 128, ... 1024 on NVIDIA), whose lanes need no bounds tests: 204
- * instructions a row instead of 222 at 256 experts, 3-5 % faster on the H200. */
+ * VPT * wave >= experts, and topk_softmax_v<VPT>_full for rows of exactly VPT * wave experts
+ * loaded whole (64, 128, ... 1024 on NVIDIA), whose lanes need no bounds tests: 204
+ * instructions a row instead of 222 at 256 experts (bf16), 3-5 % faster on the H200. */
 #include "aot_device.h"
 #include "moe_kargs.h"
 
@@ -225,6 +227,23 @@ AOT_DEV aot_u32 round_step(aot_u32 (&h)[TOPN], aot_u32 *won, int s)
     return best;
 }
 
+/* The k rounds, round 0's best key given (the row max, which the caller needed first): each
+ * round's key in won[s], visible to every lane of the wave on return; returns the last. */
+template <int TOPN, bool ZERO>
+AOT_DEV aot_u32 rounds(const aot_topk_kargs &a, aot_u32 (&h)[TOPN], aot_u32 best, aot_u32 *won)
+{
+    won[0] = best;
+    pop<TOPN, ZERO>(h, best);
+    aot_u32 last = best;
+    if (a.k == 8) /* DeepSeek-V3's and Qwen3's k, unrolled: 5-7 % faster on the H200 */
+#pragma unroll
+        for (int s = 1; s < 8; s++) last = round_step<TOPN, ZERO>(h, won, s);
+    else
+        for (int s = 1; s < a.k; s++) last = round_step<TOPN, ZERO>(h, won, s);
+    aot_sync_wave();
+    return last;
+}
+
 /* Is the logit of key finite? Its field is 0x8000 + the logit's two's complement value, so
  * finite logits are those within 0x8000 -+ (the bits of inf) exclusive. */
 template <int BF16>
@@ -285,15 +304,7 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int E, int row, const aot_
         bad |= sum != sum; /* a NaN logit */
     }
     const bool ZERO = VPT <= TOPN; /* a lane's list is all it holds */
-    won[0] = best;
-    pop<TOPN, ZERO>(h, best);
-    aot_u32 last = best;
-    if (a.k == 8) /* DeepSeek-V3's and Qwen3's k, unrolled: 5-7 % faster on the H200 */
-#pragma unroll
-        for (int s = 1; s < 8; s++) last = round_step<TOPN, ZERO>(h, won, s);
-    else
-        for (int s = 1; s < a.k; s++) last = round_step<TOPN, ZERO>(h, won, s);
-    aot_sync_wave();
+    const aot_u32 last = rounds<TOPN, ZERO>(a, h, best, won);
     const aot_u32 mine = lane < a.k ? won[lane] : 0u; /* lane s writes round s's result */
     /* A lane that has given away all TOPN of its list (its next key might have been due, or
      * its stale last key won again) still offers a key >= the last round's, where every other
@@ -309,6 +320,76 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int E, int row, const aot_
     const float num = lane < a.k ? aot_exp2_fast(aot_fmaf(x, L, -mxl)) : 0.0f;
     const float scale = aot_rcp_fast(a.renormalize ? chosen_sum(num, a.k) : sum); /* both in [1, experts] */
     write_row(a, row, lane, num * scale, (int)(0xffffu - (mine & 0xffffu)));
+    return true;
+}
+
+/* ---- fp32 logits: the same rounds on keys that give their low bits to the expert id ----
+ * key = the logit's order key (sign-magnitude bits made unsigned-ordered) with its low
+ * ID_BITS bits replaced by ID_MASK - expert, so one max again finds the largest logit and its
+ * expert. The cut is monotonic, so the rounds' order is the logits' order wherever the cut
+ * keys differ; a row where two of its k + 1 largest share a cut key (equal logits, or logits
+ * within 2^ID_BITS ulps) goes to topk_row, as does a NaN or infinite row max or a chosen
+ * -inf or NaN (its key is at most -inf's). The chosen logits are read back whole from the row (cache hits). */
+
+/* The lane's VPT logits' bits (expert e0 + j in u[j]); padding reads as -inf. */
+template <int VPT>
+AOT_DEV void load_words32(const aot_u32 *g, int e0, int E, bool vec, aot_u32 (&u)[VPT])
+{
+    if (vec && e0 < E && VPT >= 4) {
+#pragma unroll
+        for (int c = 0; c < VPT / 4; c++) {
+            const aot_u32x4 q = aot_load_u32x4(g + e0 + 4 * c);
+#pragma unroll
+            for (int i = 0; i < 4; i++) u[4 * c + i] = q.v[i];
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < VPT; j++) u[j] = e0 + j < E ? g[e0 + j] : 0xff800000u;
+    }
+}
+
+/* The order key of fp32 bits u: 0x80000000 + the signed magnitude, as keys2 makes it for 16
+ * bits (-0 and +0 both 0x80000000). The inverse of a cut key: a logit at most the key's. */
+AOT_DEV aot_u32 order_key32(aot_u32 u) { return (u ^ ((aot_u32)((aot_i32)u >> 31) | 0x80000000u)) + (u >> 31); }
+AOT_DEV float key32_logit(aot_u32 k) { return aot_f32_from_bits(k & 0x80000000u ? k & 0x7fffffffu : (0u - k) | 0x80000000u); }
+
+template <int VPT>
+AOT_DEV bool topk_row_f32(const aot_topk_kargs &a, int E, int row, const aot_u32 (&u)[VPT], aot_u32 *won)
+{
+    const int TOPN = VPT < 4 ? VPT : 4;
+    const aot_u32 ID_MASK = VPT * AOT_WAVE - 1, CUT = ~ID_MASK; /* VPT * AOT_WAVE >= E, a power of two */
+    /* keys of -inf and +inf: cut keys strictly between are finite (a row max within 2^ID_BITS
+     * ulps of -FLT_MAX is taken for -inf, and the row goes to topk_row) */
+    const aot_u32 NEG_INF = 0x00800000u, POS_INF = 0xff800000u;
+    const int lane = aot_lane(), e0 = lane * VPT;
+    aot_u32 key[VPT];
+#pragma unroll
+    for (int j = 0; j < VPT; j++) key[j] = e0 + j < E ? (order_key32(u[j]) & CUT) | (ID_MASK - (aot_u32)(e0 + j)) : 0u;
+    aot_u32 h[TOPN];
+    top_n<VPT, TOPN>(key, h);
+    const aot_u32 best = aot_wave_max_u32(h[0]);
+    bool bad = (best & CUT) - (NEG_INF + 1) >= POS_INF - (NEG_INF + 1); /* the row max is not finite */
+    const float L = AOT_LOG2E;
+    float sum = 0.0f, mxl = 0.0f; /* as in topk_row_packed; the cut max is as good a shift as the max */
+    if (!a.renormalize) {
+        mxl = key32_logit(best & CUT) * L;
+#pragma unroll
+        for (int j = 0; j < VPT; j++) sum += aot_exp2_fast(aot_fmaf(aot_f32_from_bits(u[j]), L, -mxl));
+        sum = aot_wave_sum_f32(sum);
+        bad |= sum != sum; /* a NaN logit */
+    }
+    const bool ZERO = VPT <= TOPN;
+    const aot_u32 last = rounds<TOPN, ZERO>(a, h, best, won);
+    const aot_u32 next = aot_wave_max_u32(h[0]); /* the (k + 1)-th key */
+    const aot_u32 mine = lane < a.k ? won[lane] : 0u, after = lane + 1 < a.k ? won[lane + 1] : next;
+    const bool tied = lane < a.k && (((mine ^ after) & CUT) == 0 || (mine & CUT) <= NEG_INF);
+    if (aot_wave_any(bad || tied || (!ZERO && h[0] >= last))) return false;
+    const int id = (int)(ID_MASK - (mine & ID_MASK));
+    const float x = lane < a.k ? ((const float *)a.gating)[(aot_i64)row * a.row_stride + id] : 0.0f;
+    if (a.renormalize) mxl = aot_shfl_f32(x, 0) * L;
+    const float num = lane < a.k ? aot_exp2_fast(aot_fmaf(x, L, -mxl)) : 0.0f;
+    const float scale = aot_rcp_fast(a.renormalize ? chosen_sum(num, a.k) : sum);
+    write_row(a, row, lane, num * scale, id);
     return true;
 }
 
@@ -333,8 +414,12 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
     } else if (a.dtype == AOT_GATING_F16) {
         load_words16<VPT, 0>(g, aot_lane() * VPT, E, vec, w);
         done = topk_row_packed<VPT, 0>(a, E, row, w, wave_won);
+    } else {
+        aot_u32 u[VPT];
+        load_words32<VPT>((const aot_u32 *)a.gating + (aot_i64)row * a.row_stride, aot_lane() * VPT, E, vec, u);
+        done = topk_row_f32<VPT>(a, E, row, u, wave_won);
     }
-    if (!done) topk_row<VPT>(a, row); /* fp32, or a row the 16-bit path handed back */
+    if (!done) topk_row<VPT>(a, row); /* a row the fast paths handed back */
 }
 
 /* blocks: how many blocks a multiprocessor must hold on NVIDIA (registers capped to fit). 8 for

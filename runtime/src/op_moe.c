@@ -31,12 +31,13 @@ static aiter_aot_status topk_check(const aiter_aot_topk_softmax_args *a, aot_dia
     return s;
 }
 
-/* Whether the 16-bit path may load each lane's run of vpt logits whole (min(2 vpt, 16) bytes
- * at a time): every run inside the row and every row aligned for those loads. */
+/* Whether the kernel may load each lane's run of vpt logits whole (min(vpt logits, 16 bytes) at
+ * a time): every run inside the row and every row aligned for those loads. */
 static int32_t wide_rows(const aiter_aot_topk_softmax_args *a, unsigned vpt)
 {
-    const unsigned wide = 2 * vpt < 16 ? 2 * vpt : 16;
-    return a->experts % vpt == 0 && (uintptr_t)a->gating % wide == 0 && (uint64_t)a->gating_row_stride * 2 % wide == 0;
+    const unsigned esize = a->gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 2;
+    const unsigned wide = esize * vpt < 16 ? esize * vpt : 16;
+    return a->experts % vpt == 0 && (uintptr_t)a->gating % wide == 0 && (uint64_t)a->gating_row_stride * esize % wide == 0;
 }
 
 aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args, void *stream)
@@ -52,8 +53,8 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
     unsigned wave = probe.wave, vpt = 1;
     while (vpt * wave < (unsigned)a.experts) vpt *= 2;
     const int32_t wide = wide_rows(&a, vpt);
-    /* _full: 16-bit rows of exactly vpt * wave experts loaded whole, with no bounds tests */
-    const int full = wide && a.gating_dtype != AITER_AOT_DTYPE_F32 && vpt * wave == (unsigned)a.experts;
+    /* _full: rows of exactly vpt * wave experts loaded whole, with no bounds tests */
+    const int full = wide && vpt * wave == (unsigned)a.experts;
     char name[32];
     snprintf(name, sizeof name, "topk_softmax_v%u%s", vpt, full ? "_full" : "");
     aot_topk_kargs k = {a.gating, a.topk_weights, a.topk_ids, a.token_expert_indices,

@@ -35,7 +35,9 @@ int main(int argc, char **argv)
         {6, 1024, 32, 0, AITER_AOT_DTYPE_F16, 3, 0}, /* k = experts: a NaN row's NaN is chosen */
         {9, 8, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0},   {9, 8, 8, 1, AITER_AOT_DTYPE_F16, 1, 0},
         {33, 256, 8, 1, AITER_AOT_DTYPE_BF16, 4, 0}, {33, 128, 6, 0, AITER_AOT_DTYPE_F16, 4, 0},
-        {33, 64, 8, 1, AITER_AOT_DTYPE_F32, 4, 0}};
+        {33, 64, 8, 1, AITER_AOT_DTYPE_F32, 4, 0},   {33, 256, 8, 1, AITER_AOT_DTYPE_F32, 5, 0},
+        {33, 160, 6, 0, AITER_AOT_DTYPE_F32, 5, 2}, {12, 1024, 32, 1, AITER_AOT_DTYPE_F32, 3, 0},
+        {12, 256, 8, 0, AITER_AOT_DTYPE_F32, 2, 0}, {12, 256, 8, 1, AITER_AOT_DTYPE_F32, 1, 0}};
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) harness_topk(&m, &specials[i], seed++, &t);
 
     static const int bss[] = {16, 32, 64, 128};

@@ -33,6 +33,19 @@ static void *make_logits(const topk_case *c, ref_rng *r, double *vals, int64_t s
             /* one logit per row ~120 above the rest: exp of the gap overflows fp32, so the weights
              * are finite only if every exponent is taken against the row's true max */
             if (c->special == 4 && e == t * 37 % c->experts) x = 120.0f + x;
+            /* near ties: a few values, each moved by 0..63 ulps, so that most logits differ
+             * only in their low mantissa bits (fp32; 16-bit types round them into ties) */
+            if (c->special == 5) {
+                uint32_t u;
+                x = (float)((int)(ref_uniform(r) * 3) + (t & 1 ? -2 : 1));
+                memcpy(&u, &x, 4), u += (uint32_t)(ref_uniform(r) * 64), memcpy(&x, &u, 4);
+            }
+            /* and every fourth row distinct negatives but for -0 and +0 at two neighbours, the
+             * row's two largest: equal, so the lower expert (-0's) comes first */
+            if (c->special == 5 && t % 4 == 0 && c->experts > 1) {
+                int e0 = t * 7 % (c->experts - 1);
+                x = e == e0 ? -0.0f : e == e0 + 1 ? 0.0f : (float)(-1.0 - ref_uniform(r));
+            }
             if (c->special == 1 && t % 3 == 1 && e % 7 == 3) x = t / 3 % 2 ? -NAN : NAN; /* both signs */
             if (c->special == 1 && t % 5 == 2 && e == c->experts / 2) x = INFINITY;
             if (c->special == 1 && t % 4 == 3) x = -INFINITY; /* whole row -inf */
@@ -72,7 +85,7 @@ void harness_topk(const harness_mem *m, const topk_case *c, uint64_t seed, harne
 {
     char what[128], why[160] = "";
     snprintf(what, sizeof what, "topk_softmax T=%d E=%d k=%d %s renorm=%d%s%s", c->tokens, c->experts, c->k,
-             dtype_name(c->dtype), c->renormalize, c->special == 1 ? " nan/inf" : c->special == 2 ? " ties" : c->special == 3 ? " monotonic" : c->special == 4 ? " wide" : "",
+             dtype_name(c->dtype), c->renormalize, c->special == 1 ? " nan/inf" : c->special == 2 ? " ties" : c->special == 3 ? " monotonic" : c->special == 4 ? " wide" : c->special == 5 ? " near-ties" : "",
              c->extra_stride ? " strided" : "");
     ref_rng r;
     ref_seed(&r, seed);

@@ -28,7 +28,7 @@ typedef struct {
     int tokens, experts, k, renormalize;
     aiter_aot_dtype dtype;
     int special;   /* 1: plant NaN, +inf and -inf in some rows; 2: equal logits (ties, +0 and -0); 3: monotonic rows;
-                    * 4: one logit per row 120 above the others' scale */
+                    * 4: one logit per row 120 above the others' scale; 5: logits a few ulps apart */
     int64_t extra_stride; /* row stride = experts + extra_stride */
 } topk_case;
 
