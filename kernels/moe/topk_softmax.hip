@@ -329,7 +329,8 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int E, int row, const aot_
  * expert. The cut is monotonic, so the rounds' order is the logits' order wherever the cut
  * keys differ; a row where two of its k + 1 largest share a cut key (equal logits, or logits
  * within 2^ID_BITS ulps) goes to topk_row, as does a NaN or infinite row max or a chosen
- * -inf or NaN (its key is at most -inf's). The chosen logits are read back whole from the row (cache hits). */
+ * -inf or NaN (its key is at most -inf's). The chosen logits are read back whole from the row
+ * (cache hits). */
 
 /* The lane's VPT logits' bits (expert e0 + j in u[j]); padding reads as -inf. */
 template <int VPT>
@@ -351,7 +352,10 @@ AOT_DEV void load_words32(const aot_u32 *g, int e0, int E, bool vec, aot_u32 (&u
 /* The order key of fp32 bits u: 0x80000000 + the signed magnitude, as keys2 makes it for 16
  * bits (-0 and +0 both 0x80000000). The inverse of a cut key: a logit at most the key's. */
 AOT_DEV aot_u32 order_key32(aot_u32 u) { return (u ^ ((aot_u32)((aot_i32)u >> 31) | 0x80000000u)) + (u >> 31); }
-AOT_DEV float key32_logit(aot_u32 k) { return aot_f32_from_bits(k & 0x80000000u ? k & 0x7fffffffu : (0u - k) | 0x80000000u); }
+AOT_DEV float key32_logit(aot_u32 k)
+{
+    return aot_f32_from_bits(k & 0x80000000u ? k & 0x7fffffffu : (0u - k) | 0x80000000u);
+}
 
 template <int VPT>
 AOT_DEV bool topk_row_f32(const aot_topk_kargs &a, int E, int row, const aot_u32 (&u)[VPT], aot_u32 *won)
