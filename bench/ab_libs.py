@@ -7,7 +7,8 @@ same card (timings from different calls or cards are not comparable: docs/perfor
 Each line of output is one shape and one repetition; the libraries run in turn, in reverse order
 on odd repetitions, each after a check of its outputs against PyTorch's (WRONG marks a failure).
 topk cases: AB_CASES="[(torch.bfloat16, True, 256, [16384, 262144]), ...]" (dtype, renormalize,
-experts, token counts); the default is bf16, renormalized, 256 experts, 4096..262144 tokens."""
+experts, token counts); the default is bf16, renormalized, 256 experts, 4096..262144 tokens.
+mhc shapes: AB_SHAPES="[(4096, 4096), ...]" (tokens, hidden)."""
 import os
 import sys
 
@@ -47,7 +48,8 @@ def topk():
 def mhc():
     import bench_mhc as B
     print("launch latency", B.launch_latency(), B.launch_latency(), flush=True)
-    for t, c in [(1, 4096), (16, 7168), (1024, 4096), (4096, 4096), (4096, 7168)]:
+    default = "[(1, 4096), (16, 7168), (1024, 4096), (4096, 4096), (4096, 7168)]"
+    for t, c in eval(os.environ.get("AB_SHAPES", default)):
         for rep in range(2):
             line = f"T {t:5d} C {c} rep {rep}:"
             for name, lib in in_turn(rep):
