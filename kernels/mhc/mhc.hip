@@ -513,3 +513,219 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_head(aot_mhc_head_kargs a)
                                            pre[3] * aot_bf16_to_f32(res[3 * C + h]));
 }
 AOT_EMU_ENTRY(mhc_head, aot_mhc_head_kargs)
+
+/* ---- the one-pass pre_full (sm_90a): mhc_fn_terms, then mhc_pre_onepass ---- */
+#if defined(AOT_WG_MMA)
+
+#define OP_T AOT_MHC_OP_TOKENS
+#define OP_H AOT_MHC_OP_SPAN
+#define OP_R AOT_MHC_OP_ROWS
+
+/* fn's three bf16 terms (hi, mid, lo: rows o, 24 + o, 48 + o) of each 64-column chunk of the
+ * projection's k, stored as the swizzled tile the products read, so that a block copies them
+ * as they are. Block 0 also zeroes the one-pass counters. */
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_fn_terms(aot_mhc_terms_kargs a)
+{
+    const int c = aot_block_x(), tid = aot_thread_x();
+    const aot_i64 K = (aot_i64)N_ * a.hidden;
+    if (c == 0)
+        for (int i = tid; i < a.n_counters; i += AOT_MHC_BLOCK) a.counters[i] = 0;
+    aot_u16 *const tile = a.fn_terms + (aot_i64)c * OP_R * OP_H;
+    for (int p = tid; p < AOT_MHC_MIX * OP_H / 2; p += AOT_MHC_BLOCK) {
+        const int o = p / (OP_H / 2), k = 2 * (p % (OP_H / 2));
+        const float *f = a.fn + o * K + (aot_i64)c * OP_H + k;
+        const aot_u32 hi = aot_pack2_16(f[0], f[1], 0);
+        const float r0 = f[0] - lo_f32(hi), r1 = f[1] - hi_f32(hi);
+        const aot_u32 mid = aot_pack2_16(r0, r1, 0);
+        *(aot_u32 *)(tile + aot_swz(o, k, OP_R)) = hi;
+        *(aot_u32 *)(tile + aot_swz(AOT_MHC_MIX + o, k, OP_R)) = mid;
+        *(aot_u32 *)(tile + aot_swz(2 * AOT_MHC_MIX + o, k, OP_R)) = aot_pack2_16(r0 - lo_f32(mid), r1 - hi_f32(mid), 0);
+    }
+}
+
+/* Where (token row r, position k) of stream j lies in the block's residual: per stream two
+ * swizzled 64-row tiles, one per warp group. */
+AOT_DEV int op_at(int j, int r, int k) { return (j * OP_T + r / 64 * 64) * OP_H + aot_swz(r % 64, k, 64); }
+
+AOT_DEV float load_l2_f32(const float *p) { return aot_f32_from_bits((aot_u32)aot_load_device_i32((const int *)p)); }
+
+/* Every thread's stores done, then one arrival on the counter. */
+AOT_DEV void op_arrive(int *counter)
+{
+    aot_sync_block();
+    if (aot_thread_x() == 0) {
+        aot_fence_device();
+        aot_atomic_add_i32(counter, 1);
+    }
+}
+
+/* Until `count` blocks have arrived; their stores visible after. */
+AOT_DEV void op_wait(const int *counter, int count)
+{
+    if (aot_thread_x() == 0)
+        while (*(volatile const int *)counter < count) {
+        }
+    if (aot_thread_x() == 0) aot_fence_device();
+    aot_sync_block();
+}
+
+/* Copies the item's residual (rows past the last token left as they are: a row reaches only its
+ * own products, which are not stored) and fn terms into shared memory. */
+AOT_DEV void op_issue(const aot_mhc_onepass_kargs &a, int t0, int h0, int split, aot_u16 *res, aot_u16 *terms)
+{
+    const aot_i64 C = a.pre.hidden;
+    for (int p = aot_thread_x(); p < N_ * OP_T * (OP_H / 8); p += AOT_MHC_OP_BLOCK) {
+        const int j = p / (OP_T * (OP_H / 8)), r = p / (OP_H / 8) % OP_T, k = p % (OP_H / 8) * 8;
+        if (t0 + r < a.pre.tokens)
+            aot_copy16_async(res + op_at(j, r, k), a.pre.residual + ((aot_i64)(t0 + r) * N_ + j) * C + h0 + k, true);
+    }
+    const aot_u16 *src = a.fn_terms; /* chunk j * splits + split of k is stream j's */
+    for (int p = aot_thread_x(); p < N_ * OP_R * OP_H / 8; p += AOT_MHC_OP_BLOCK) {
+        const int j = p / (OP_R * OP_H / 8), q = p % (OP_R * OP_H / 8);
+        aot_copy16_async(terms + j * OP_R * OP_H + q * 8, src + ((aot_i64)j * a.pre.splits + split) * OP_R * OP_H + q * 8, true);
+    }
+    aot_copy_async_commit();
+}
+
+/* The item's projection: warp group g multiplies tokens 64 g .. 64 g + 63 of every stream by
+ * the stream's terms; their partial sums (and the squares, two threads a token) to
+ * part[token][split][0 .. 24] (rows of 32). */
+AOT_DEV void op_project(const aot_mhc_onepass_kargs &a, int t0, int split, const aot_u16 *res, const aot_u16 *terms)
+{
+    typedef mhc_mma S;
+    typedef fn_cols<S> F;
+    const int tid = aot_thread_x(), lane = aot_lane(), g = tid / 128, r_sq = tid / 2;
+    float acc[F::NT][S::C];
+#pragma unroll
+    for (int n = 0; n < F::NT; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) acc[n][i] = 0.0f;
+    aot_wg_begin(acc);
+#pragma unroll
+    for (int j = 0; j < N_; j++)
+#pragma unroll
+        for (int s = 0; s < OP_H / S::K; s++)
+            aot_wg_mma_ss<S, 0>(S(), acc, res + (j * OP_T + g * 64) * OP_H, s * S::K, terms + j * OP_R * OP_H, OP_R, 0);
+    float sq = 0.0f;
+#pragma unroll
+    for (int j = 0; j < N_; j++)
+#pragma unroll
+        for (int q = 0; q < OP_H / 16; q++) {
+            const aot_u16x8 x = aot_load_u16x8(res + op_at(j, r_sq, (tid % 2) * (OP_H / 2) + q * 8));
+#pragma unroll
+            for (int e = 0; e < 8; e += 2) {
+                const aot_u32 w = x.v[e] | (aot_u32)x.v[e + 1] << 16;
+                sq += lo_f32(w) * lo_f32(w);
+                sq += hi_f32(w) * hi_f32(w);
+            }
+        }
+    sq += aot_shfl_xor_f32(sq, 1);
+    aot_wg_end(acc);
+    float *const part = a.part;
+    const int S_ = a.pre.splits, wave_row = tid / AOT_WAVE % 4 * S::M;
+    if (tid % 2 == 0 && t0 + r_sq < a.pre.tokens)
+        part[((aot_i64)(t0 + r_sq) * S_ + split) * 32 + AOT_MHC_MIX] = sq;
+#pragma unroll
+    for (int n = 0; n < F::NTQ; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) {
+            const int t = t0 + g * 64 + wave_row + S::c_row(lane, i), o = n * S::N + S::c_col(lane, i);
+            if (t < a.pre.tokens && o < AOT_MHC_MIX)
+                part[((aot_i64)t * S_ + split) * 32 + o] = acc[n][i] + acc[n + F::NTQ][i] + acc[n + 2 * F::NTQ][i];
+        }
+}
+
+/* This block's share of the tile's coefficients: tokens split, split + splits, ..., up to 4 at a
+ * time. Wave w adds splits w, w + 8, ... of each (independent loads: one trip to L2), wave i
+ * then finishes token i: the 25 sums, pre to coef, post and comb to their outputs. */
+AOT_DEV void op_reduce(const aot_mhc_onepass_kargs &a, int t0, int split, float *red)
+{
+    constexpr int WAVES = AOT_MHC_OP_BLOCK / AOT_WAVE, G = 4;
+    const int lane = aot_lane(), w = aot_thread_x() / AOT_WAVE, S_ = a.pre.splits;
+    for (int r0 = split; r0 < OP_T; r0 += G * S_) {
+        float s[G];
+#pragma unroll
+        for (int i = 0; i < G; i++) {
+            const int t = t0 + r0 + i * S_;
+            s[i] = 0.0f;
+            if (r0 + i * S_ >= OP_T || t >= a.pre.tokens) continue;
+            const float *p = a.part + ((aot_i64)t * S_) * 32 + lane;
+#pragma unroll 8
+            for (int q = w; q < S_; q += WAVES) s[i] += load_l2_f32(p + q * 32);
+        }
+#pragma unroll
+        for (int i = 0; i < G; i++) red[(w * G + i) * 32 + lane] = s[i];
+        aot_sync_block();
+        const int t = t0 + r0 + w * S_;
+        if (w < G && r0 + w * S_ < OP_T && t < a.pre.tokens) {
+            float v = 0.0f;
+#pragma unroll
+            for (int u = 0; u < WAVES; u++) v += red[(u * G + w) * 32 + lane];
+            aot_sync_wave();
+            red[w * 32 + lane] = v; /* wave u's rows of token w were read above by this wave only */
+            aot_sync_wave();
+            const float *mix_w = red + w * 32;
+            const float rms = rms_of(a.pre, mix_w, (float)N_);
+            if (lane < N_) a.coef[(aot_i64)t * N_ + lane] = aot_sigmoid(mix_w[lane] * rms * a.pre.scale[0] + a.pre.base[lane]) + a.pre.pre_eps;
+            post_and_comb(a.pre, t, mix_w, rms);
+        }
+        aot_sync_block();
+    }
+}
+
+/* layer_input of the item's positions: 8 a piece, four pieces a thread. */
+AOT_DEV void op_mix(const aot_mhc_onepass_kargs &a, int t0, int h0, const aot_u16 *res)
+{
+    const aot_i64 C = a.pre.hidden;
+    for (int p = aot_thread_x(); p < OP_T * (OP_H / 8); p += AOT_MHC_OP_BLOCK) {
+        const int r = p / (OP_H / 8), k = p % (OP_H / 8) * 8, t = t0 + r;
+        if (t >= a.pre.tokens) continue;
+        const float *c = a.coef + (aot_i64)t * N_;
+        const float pre[N_] = {load_l2_f32(c), load_l2_f32(c + 1), load_l2_f32(c + 2), load_l2_f32(c + 3)};
+        aot_u16x8 x[N_];
+#pragma unroll
+        for (int j = 0; j < N_; j++) x[j] = aot_load_u16x8(res + op_at(j, r, k));
+        aot_u16x8 o;
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            o.v[i] = aot_f32_to_bf16(pre[0] * aot_bf16_to_f32(x[0].v[i]) + pre[1] * aot_bf16_to_f32(x[1].v[i]) +
+                                     pre[2] * aot_bf16_to_f32(x[2].v[i]) + pre[3] * aot_bf16_to_f32(x[3].v[i]));
+        aot_store_u16x8(a.pre.layer_input + (aot_i64)t * C + h0 + k, o);
+    }
+}
+
+/* Persistent: as many blocks as fit (two a multiprocessor), items in ticket order, so that every
+ * item a block waits for has been taken by a running block (the tile's splits must not exceed
+ * the blocks, which the runtime checks). */
+AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_MHC_OP_BLOCK, 2) void mhc_pre_onepass(aot_mhc_onepass_kargs a)
+{
+    AOT_SHARED_DYN_TILE(op_smem, N_ * (OP_T + OP_R) * OP_H);
+    AOT_SHARED(float, red_s, AOT_MHC_OP_BLOCK / AOT_WAVE * 4 * 32);
+    AOT_SHARED(int, item_s, 1);
+    aot_u16 *const res = op_smem, *const terms = op_smem + N_ * OP_T * OP_H;
+    int *const ticket = a.counters + 2 * a.tiles;
+    const int S_ = a.pre.splits, items = a.tiles * S_;
+    for (;;) {
+        if (aot_thread_x() == 0) item_s[0] = aot_atomic_add_i32(ticket, 1);
+        aot_sync_block();
+        const int item = item_s[0];
+        if (item >= items) break;
+        const int tile = item / S_, split = item % S_, t0 = tile * OP_T, h0 = split * OP_H;
+        op_issue(a, t0, h0, split, res, terms);
+        aot_copy_async_wait_all();
+        aot_sync_block();
+        op_project(a, t0, split, res, terms);
+        op_arrive(a.counters + 2 * tile);
+        op_wait(a.counters + 2 * tile, S_);
+        op_reduce(a, t0, split, red_s);
+        op_arrive(a.counters + 2 * tile + 1);
+        op_wait(a.counters + 2 * tile + 1, S_);
+        op_mix(a, t0, h0, res);
+        aot_sync_block(); /* shared memory and item_s free for the next item */
+    }
+}
+
+#undef OP_T
+#undef OP_H
+#undef OP_R
+#endif
