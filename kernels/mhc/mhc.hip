@@ -549,7 +549,9 @@ AOT_DEV int op_at(int j, int r, int k) { return (j * OP_T + r / 64 * 64) * OP_H 
 
 AOT_DEV float load_l2_f32(const float *p) { return aot_f32_from_bits((aot_u32)aot_load_device_i32((const int *)p)); }
 
-/* Every thread's stores done, then one arrival on the counter. */
+/* The block's stores done, then one arrival on the counter: the barrier orders every thread's
+ * stores before thread 0's fence, which orders them before its arrival for the whole device
+ * (one fence a block rather than one a thread). */
 AOT_DEV void op_arrive(int *counter)
 {
     aot_sync_block();
@@ -559,30 +561,39 @@ AOT_DEV void op_arrive(int *counter)
     }
 }
 
-/* Until `count` blocks have arrived; their stores visible after. */
+/* Until `count` blocks have arrived; their stores visible to the block after. */
 AOT_DEV void op_wait(const int *counter, int count)
 {
-    if (aot_thread_x() == 0)
+    if (aot_thread_x() == 0) {
         while (*(volatile const int *)counter < count) {
         }
-    if (aot_thread_x() == 0) aot_fence_device();
+        aot_fence_device();
+    }
     aot_sync_block();
 }
 
-/* Copies the item's residual (rows past the last token left as they are: a row reaches only its
- * own products, which are not stored) and fn terms into shared memory. */
-AOT_DEV void op_issue(const aot_mhc_onepass_kargs &a, int t0, int h0, int split, aot_u16 *res, aot_u16 *terms)
+/* Copies the item's residual into shared memory (rows past the last token left as they are: a
+ * row reaches only its own products, which are not stored); one group of copies. */
+AOT_DEV void op_issue_residual(const aot_mhc_onepass_kargs &a, int item, aot_u16 *res)
 {
     const aot_i64 C = a.pre.hidden;
+    const int t0 = item / a.pre.splits * OP_T, h0 = item % a.pre.splits * OP_H;
     for (int p = aot_thread_x(); p < N_ * OP_T * (OP_H / 8); p += AOT_MHC_OP_BLOCK) {
         const int j = p / (OP_T * (OP_H / 8)), r = p / (OP_H / 8) % OP_T, k = p % (OP_H / 8) * 8;
         if (t0 + r < a.pre.tokens)
             aot_copy16_async(res + op_at(j, r, k), a.pre.residual + ((aot_i64)(t0 + r) * N_ + j) * C + h0 + k, true);
     }
-    const aot_u16 *src = a.fn_terms; /* chunk j * splits + split of k is stream j's */
+    aot_copy_async_commit();
+}
+
+/* The item's fn terms (chunk j * splits + split of k is stream j's); one group. */
+AOT_DEV void op_issue_terms(const aot_mhc_onepass_kargs &a, int item, aot_u16 *terms)
+{
+    const int split = item % a.pre.splits;
     for (int p = aot_thread_x(); p < N_ * OP_R * OP_H / 8; p += AOT_MHC_OP_BLOCK) {
         const int j = p / (OP_R * OP_H / 8), q = p % (OP_R * OP_H / 8);
-        aot_copy16_async(terms + j * OP_R * OP_H + q * 8, src + ((aot_i64)j * a.pre.splits + split) * OP_R * OP_H + q * 8, true);
+        aot_copy16_async(terms + j * OP_R * OP_H + q * 8,
+                         a.fn_terms + ((aot_i64)j * a.pre.splits + split) * OP_R * OP_H + q * 8, true);
     }
     aot_copy_async_commit();
 }
@@ -635,42 +646,49 @@ AOT_DEV void op_project(const aot_mhc_onepass_kargs &a, int t0, int split, const
         }
 }
 
-/* This block's share of the tile's coefficients: tokens split, split + splits, ..., up to 4 at a
- * time. Wave w adds splits w, w + 8, ... of each (independent loads: one trip to L2), wave i
- * then finishes token i: the 25 sums, pre to coef, post and comb to their outputs. */
-AOT_DEV void op_reduce(const aot_mhc_onepass_kargs &a, int t0, int split, float *red)
+/* This block's share of the tile's coefficients: tokens split + i * splits, up to 4 at a time.
+ * Wave w adds splits w, w + 8, ... of each (independent loads: one trip to L2); wave i then
+ * finishes token i: its 25 sums to sums[i] and its pre to coef. */
+AOT_DEV void op_reduce(const aot_mhc_onepass_kargs &a, int t0, int split, float *red, float *sums)
 {
     constexpr int WAVES = AOT_MHC_OP_BLOCK / AOT_WAVE, G = 4;
     const int lane = aot_lane(), w = aot_thread_x() / AOT_WAVE, S_ = a.pre.splits;
-    for (int r0 = split; r0 < OP_T; r0 += G * S_) {
+    for (int i0 = 0; split + i0 * S_ < OP_T; i0 += G) {
         float s[G];
 #pragma unroll
         for (int i = 0; i < G; i++) {
-            const int t = t0 + r0 + i * S_;
+            const int r = split + (i0 + i) * S_;
             s[i] = 0.0f;
-            if (r0 + i * S_ >= OP_T || t >= a.pre.tokens) continue;
-            const float *p = a.part + ((aot_i64)t * S_) * 32 + lane;
+            if (r >= OP_T || t0 + r >= a.pre.tokens) continue;
+            const float *p = a.part + ((aot_i64)(t0 + r) * S_) * 32 + lane;
 #pragma unroll 8
             for (int q = w; q < S_; q += WAVES) s[i] += load_l2_f32(p + q * 32);
         }
 #pragma unroll
         for (int i = 0; i < G; i++) red[(w * G + i) * 32 + lane] = s[i];
         aot_sync_block();
-        const int t = t0 + r0 + w * S_;
-        if (w < G && r0 + w * S_ < OP_T && t < a.pre.tokens) {
+        const int r = split + (i0 + w) * S_;
+        if (w < G && r < OP_T && t0 + r < a.pre.tokens) {
             float v = 0.0f;
 #pragma unroll
             for (int u = 0; u < WAVES; u++) v += red[(u * G + w) * 32 + lane];
+            float *const mix_w = sums + (i0 + w) * 32;
+            mix_w[lane] = v;
             aot_sync_wave();
-            red[w * 32 + lane] = v; /* wave u's rows of token w were read above by this wave only */
-            aot_sync_wave();
-            const float *mix_w = red + w * 32;
             const float rms = rms_of(a.pre, mix_w, (float)N_);
-            if (lane < N_) a.coef[(aot_i64)t * N_ + lane] = aot_sigmoid(mix_w[lane] * rms * a.pre.scale[0] + a.pre.base[lane]) + a.pre.pre_eps;
-            post_and_comb(a.pre, t, mix_w, rms);
+            if (lane < N_) a.coef[(aot_i64)(t0 + r) * N_ + lane] = aot_sigmoid(mix_w[lane] * rms * a.pre.scale[0] + a.pre.base[lane]) + a.pre.pre_eps;
         }
         aot_sync_block();
     }
+}
+
+/* post and comb of the share's tokens from their sums, a wave a token (the Sinkhorn, after the
+ * tile's mixes have been let go). */
+AOT_DEV void op_post_comb(const aot_mhc_onepass_kargs &a, int t0, int split, const float *sums)
+{
+    const int w = aot_thread_x() / AOT_WAVE, S_ = a.pre.splits;
+    for (int i = w; split + i * S_ < OP_T && t0 + split + i * S_ < a.pre.tokens; i += AOT_MHC_OP_BLOCK / AOT_WAVE)
+        post_and_comb(a.pre, t0 + split + i * S_, sums + i * 32, rms_of(a.pre, sums + i * 32, (float)N_));
 }
 
 /* layer_input of the item's positions: 8 a piece, four pieces a thread. */
@@ -694,35 +712,82 @@ AOT_DEV void op_mix(const aot_mhc_onepass_kargs &a, int t0, int h0, const aot_u1
     }
 }
 
-/* Persistent: as many blocks as fit (two a multiprocessor), items in ticket order, so that every
- * item a block waits for has been taken by a running block (the tile's splits must not exceed
- * the blocks, which the runtime checks). */
-AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_MHC_OP_BLOCK, 2) void mhc_pre_onepass(aot_mhc_onepass_kargs a)
+/* Item `item`'s share of its tile's coefficients, once the tile is projected: pre first, which
+ * the tile's mixes wait for, then post and comb. */
+AOT_DEV void op_coefficients(const aot_mhc_onepass_kargs &a, int item, float *red, float *sums)
 {
-    AOT_SHARED_DYN_TILE(op_smem, N_ * (OP_T + OP_R) * OP_H);
+    const int S_ = a.pre.splits, tile = item / S_;
+    op_wait(a.counters + 2 * tile, S_);
+    op_reduce(a, tile * OP_T, item % S_, red, sums);
+    op_arrive(a.counters + 2 * tile + 1);
+    op_post_comb(a, tile * OP_T, item % S_, sums);
+}
+
+/* Item `item`'s layer_input, once every pre of its tile is known; its buffer is free after. */
+AOT_DEV void op_finish(const aot_mhc_onepass_kargs &a, int item, const aot_u16 *res)
+{
+    const int S_ = a.pre.splits, tile = item / S_;
+    op_wait(a.counters + 2 * tile + 1, S_);
+    op_mix(a, tile * OP_T, item % S_ * OP_H, res);
+    aot_sync_block();
+}
+
+AOT_DEV int op_claim(const aot_mhc_onepass_kargs &a, int *item_s)
+{
+    aot_sync_block(); /* item_s read by everyone */
+    if (aot_thread_x() == 0) item_s[0] = aot_atomic_add_i32(a.counters + 2 * a.tiles, 1);
+    aot_sync_block();
+    return item_s[0] < a.tiles * a.pre.splits ? item_s[0] : -1;
+}
+
+/* Persistent, one block a multiprocessor, items in ticket order, two in hand: while item `cur`'s
+ * copies land, the block finishes item `prev` (its share of the coefficients, then its mix), so
+ * the copies overlap the waits. A block waits only for items already taken by running blocks,
+ * and before waiting on a tile it has done its own part of it (when prev and cur share a tile,
+ * cur is projected and reduced first), so nothing deadlocks; the tile's splits must not exceed
+ * the blocks (the runtime checks). */
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_OP_BLOCK) void mhc_pre_onepass(aot_mhc_onepass_kargs a)
+{
+    AOT_SHARED_DYN_TILE(op_smem, (2 * N_ * OP_T + N_ * OP_R) * OP_H);
     AOT_SHARED(float, red_s, AOT_MHC_OP_BLOCK / AOT_WAVE * 4 * 32);
+    AOT_SHARED(float, sums_s, 2 * OP_T / 4 * 32); /* the shares of two items: up to 32 tokens each */
     AOT_SHARED(int, item_s, 1);
-    aot_u16 *const res = op_smem, *const terms = op_smem + N_ * OP_T * OP_H;
-    int *const ticket = a.counters + 2 * a.tiles;
-    const int S_ = a.pre.splits, items = a.tiles * S_;
-    for (;;) {
-        if (aot_thread_x() == 0) item_s[0] = aot_atomic_add_i32(ticket, 1);
-        aot_sync_block();
-        const int item = item_s[0];
-        if (item >= items) break;
-        const int tile = item / S_, split = item % S_, t0 = tile * OP_T, h0 = split * OP_H;
-        op_issue(a, t0, h0, split, res, terms);
-        aot_copy_async_wait_all();
-        aot_sync_block();
-        op_project(a, t0, split, res, terms);
-        op_arrive(a.counters + 2 * tile);
-        op_wait(a.counters + 2 * tile, S_);
-        op_reduce(a, t0, split, red_s);
-        op_arrive(a.counters + 2 * tile + 1);
-        op_wait(a.counters + 2 * tile + 1, S_);
-        op_mix(a, t0, h0, res);
-        aot_sync_block(); /* shared memory and item_s free for the next item */
+    aot_u16 *const terms = op_smem + 2 * N_ * OP_T * OP_H;
+    const int S_ = a.pre.splits;
+    int cur = op_claim(a, item_s), prev = -1, slot = 0;
+    bool prev_done = false; /* prev's coefficient share already made */
+    if (cur < 0) return;
+    op_issue_residual(a, cur, op_smem);
+    op_issue_terms(a, cur, terms);
+    while (cur >= 0) {
+        aot_u16 *const res = op_smem + slot * N_ * OP_T * OP_H, *const other = op_smem + (1 - slot) * N_ * OP_T * OP_H;
+        float *const sums = sums_s + slot * OP_T / 4 * 32, *const other_sums = sums_s + (1 - slot) * OP_T / 4 * 32;
+        const bool early = prev >= 0 && prev / S_ == cur / S_;
+        if (early) { /* prev's tile waits for cur's part */
+            aot_copy_async_wait_all();
+            aot_sync_block();
+            op_project(a, cur / S_ * OP_T, cur % S_, res, terms);
+            op_arrive(a.counters + 2 * (cur / S_));
+            op_coefficients(a, cur, red_s, sums);
+        }
+        if (prev >= 0) {
+            if (!prev_done) op_coefficients(a, prev, red_s, other_sums);
+            op_finish(a, prev, other);
+        }
+        const int next = op_claim(a, item_s);
+        if (next >= 0) op_issue_residual(a, next, other);
+        else aot_copy_async_commit();
+        if (!early) {
+            aot_copy_async_wait_prior<1>(); /* cur's copies, not next's residual */
+            aot_sync_block();
+            op_project(a, cur / S_ * OP_T, cur % S_, res, terms);
+            op_arrive(a.counters + 2 * (cur / S_)); /* its barrier: the terms are free */
+        }
+        if (next >= 0) op_issue_terms(a, next, terms);
+        prev = cur, prev_done = early, cur = next, slot = 1 - slot;
     }
+    if (!prev_done) op_coefficients(a, prev, red_s, sums_s + (1 - slot) * OP_T / 4 * 32);
+    op_finish(a, prev, op_smem + (1 - slot) * N_ * OP_T * OP_H);
 }
 
 #undef OP_T

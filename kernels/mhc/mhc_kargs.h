@@ -76,12 +76,12 @@ typedef struct {
  * `item % splits` of all 4 streams. A block keeps its item's residual in shared memory: it
  * projects it (fn's bf16 terms made once per call by mhc_fn_terms), publishes the partial sums,
  * helps reduce its tile's once all are in, and mixes its positions once every pre of the tile
- * is. splits = hidden / 64. */
+ * is; two items in hand (two residual buffers, one of fn terms). splits = hidden / 64. */
 #define AOT_MHC_OP_BLOCK 256     /* threads: 2 warp groups, one 64-token half of the tile each */
 #define AOT_MHC_OP_TOKENS 128
 #define AOT_MHC_OP_SPAN 64       /* hidden positions per item */
 #define AOT_MHC_OP_ROWS 72       /* fn's three bf16 terms of 24 outputs, rows of a swizzled tile */
-#define AOT_MHC_OP_SHARED (1024 + 2 * (AOT_MHC_N * AOT_MHC_OP_TOKENS + AOT_MHC_N * AOT_MHC_OP_ROWS) * AOT_MHC_OP_SPAN)
+#define AOT_MHC_OP_SHARED (1024 + 2 * (2 * AOT_MHC_N * AOT_MHC_OP_TOKENS + AOT_MHC_N * AOT_MHC_OP_ROWS) * AOT_MHC_OP_SPAN)
 
 typedef struct {
     aot_mhc_pre_kargs pre;      /* residual, scale, base, post, comb, layer_input, the params */

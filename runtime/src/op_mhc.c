@@ -220,7 +220,7 @@ static aiter_aot_status onepass_run(const aiter_aot_mhc_pre_args *p, const float
                                 p->tokens, p->hidden, splits, q->sinkhorn_iters, q->rms_eps, q->pre_eps, q->sinkhorn_eps,
                                 q->post_mult, q->norm_eps, 0},
                                fn_terms, part, coef, counters, tiles, 0};
-    unsigned items = (unsigned)tiles * (unsigned)splits, grid = 2u * (unsigned)mps;
+    unsigned items = (unsigned)tiles * (unsigned)splits, grid = (unsigned)mps;
     return aot_op_run(onepass, &k, grid < items ? grid : items, AOT_MHC_OP_BLOCK, AOT_MHC_OP_SHARED, stream, d);
 }
 
@@ -244,7 +244,7 @@ static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void 
     aot_op_kernel terms, onepass;
     aot_diag quiet; /* a target without the one pass (AMD) takes two */
     if (!a->broadcast && !a->norm_weight && onepass_bytes(a->tokens, a->hidden) && !aot_misaligned(a->workspace, 16) &&
-        a->hidden / AOT_MHC_OP_SPAN <= 2 * mps &&
+        a->hidden / AOT_MHC_OP_SPAN <= mps &&
         aot_op_find("mhc_fn_terms", sizeof(aot_mhc_terms_kargs), &terms, &quiet) == AITER_AOT_STATUS_OK &&
         aot_op_find("mhc_pre_onepass", sizeof(aot_mhc_onepass_kargs), &onepass, &quiet) == AITER_AOT_STATUS_OK)
         return onepass_run(&p, a->fn, a->workspace, &terms, &onepass, mps, stream, d);
