@@ -71,33 +71,4 @@ typedef struct {
     float rms_eps, eps;
 } aot_mhc_head_kargs;
 
-/* The one-pass pre_full (sm_90a, mhc_pre_onepass): persistent blocks take items in turn from
- * a ticket, an item being the 128-token tile `item / splits` and the 64 hidden positions
- * `item % splits` of all 4 streams. A block keeps its item's residual in shared memory: it
- * projects it (fn's bf16 terms made once per call by mhc_fn_terms), publishes the partial sums,
- * helps reduce its tile's once all are in, and mixes its positions once every pre of the tile
- * is; two items in hand (two residual buffers, one of fn terms). splits = hidden / 64. */
-#define AOT_MHC_OP_BLOCK 256     /* threads: 2 warp groups, one 64-token half of the tile each */
-#define AOT_MHC_OP_TOKENS 128
-#define AOT_MHC_OP_SPAN 64       /* hidden positions per item */
-#define AOT_MHC_OP_ROWS 72       /* fn's three bf16 terms of 24 outputs, rows of a swizzled tile */
-#define AOT_MHC_OP_SHARED (1024 + 2 * (2 * AOT_MHC_N * AOT_MHC_OP_TOKENS + AOT_MHC_N * AOT_MHC_OP_ROWS) * AOT_MHC_OP_SPAN)
-
-typedef struct {
-    aot_mhc_pre_kargs pre;      /* residual, scale, base, post, comb, layer_input, the params */
-    const uint16_t *fn_terms;   /* bf16 [4 C / 64][72][64], each chunk a swizzled tile */
-    float *part;                /* partial sums [tiles * 128][splits][32] (24 mix, x^2, unused) */
-    float *coef;                /* pre of every token [tiles * 128][4] */
-    int32_t *counters;          /* [2 tiles + 1], zero at the start: per tile, items projected
-                                   and shares reduced; then the ticket */
-    int32_t tiles, reserved;
-} aot_mhc_onepass_kargs;
-
-typedef struct {
-    const float *fn;            /* [24][4 C] */
-    uint16_t *fn_terms;         /* bf16 [4 C / 64][72][64] */
-    int32_t *counters;          /* zeroed */
-    int32_t hidden, n_counters;
-} aot_mhc_terms_kargs;
-
 #endif

@@ -86,27 +86,10 @@ aiter_aot_status aiter_aot_mhc_splits(int32_t tokens, int32_t hidden, int32_t *s
     return aot_api_return(s, d);
 }
 
-/* ---- the one-pass pre_full (sm_90a; kernels/mhc/mhc_kargs.h) ---- */
-
-#define ONEPASS_MIN_TOKENS 512 /* below, the two passes' many splits fill the GPU better */
-
-static int32_t onepass_tiles(int32_t tokens) { return (tokens + AOT_MHC_OP_TOKENS - 1) / AOT_MHC_OP_TOKENS; }
-
-/* Workspace: fn's terms, the partials, pre, the counters (in this order; 16-byte multiples
- * before the counters). 0 where the one pass is never taken. */
-static size_t onepass_bytes(int32_t tokens, int32_t hidden)
-{
-    if (tokens < ONEPASS_MIN_TOKENS) return 0;
-    const size_t rows = (size_t)onepass_tiles(tokens) * AOT_MHC_OP_TOKENS, splits = (size_t)hidden / AOT_MHC_OP_SPAN;
-    return (size_t)AOT_MHC_N * hidden * AOT_MHC_OP_ROWS * 2 + rows * splits * 32 * sizeof(float) +
-           rows * AOT_MHC_N * sizeof(float) + (2 * (size_t)onepass_tiles(tokens) + 1) * sizeof(int32_t);
-}
-
 size_t aiter_aot_mhc_workspace_size(int32_t tokens, int32_t hidden)
 {
     if (check_shape("mhc_workspace_size", AOT_MHC_N, tokens, hidden, NULL) != AITER_AOT_STATUS_OK) return 0;
-    const size_t two = (size_t)split_bound(tokens, hidden) * (size_t)tokens * (AOT_MHC_MIX + 1) * sizeof(float);
-    return two > onepass_bytes(tokens, hidden) ? two : onepass_bytes(tokens, hidden);
+    return (size_t)split_bound(tokens, hidden) * (size_t)tokens * (AOT_MHC_MIX + 1) * sizeof(float);
 }
 
 /* ---- launches ---- */
@@ -202,28 +185,6 @@ aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *str
 
 /* ---- pre_full ---- */
 
-/* p as checked for the two passes, its mix and splits replaced. */
-static aiter_aot_status onepass_run(const aiter_aot_mhc_pre_args *p, const float *fn, void *workspace,
-                                    const aot_op_kernel *terms, const aot_op_kernel *onepass, int mps, void *stream,
-                                    aot_diag *d)
-{
-    const int32_t tiles = onepass_tiles(p->tokens), splits = p->hidden / AOT_MHC_OP_SPAN;
-    const size_t rows = (size_t)tiles * AOT_MHC_OP_TOKENS;
-    uint16_t *fn_terms = workspace;
-    float *part = (float *)(fn_terms + (size_t)AOT_MHC_N * p->hidden * AOT_MHC_OP_ROWS);
-    float *coef = part + rows * splits * 32;
-    int32_t *counters = (int32_t *)(coef + rows * AOT_MHC_N);
-    aot_mhc_terms_kargs tk = {fn, fn_terms, counters, p->hidden, 2 * tiles + 1};
-    AOT_FORWARD(aot_op_run(terms, &tk, (unsigned)(AOT_MHC_N * p->hidden / AOT_MHC_OP_SPAN), AOT_MHC_BLOCK, 0, stream, d));
-    const aiter_aot_mhc_params *q = &p->params;
-    aot_mhc_onepass_kargs k = {{NULL, NULL, p->scale, p->base, p->residual, NULL, p->post, p->comb, p->layer_input, NULL,
-                                p->tokens, p->hidden, splits, q->sinkhorn_iters, q->rms_eps, q->pre_eps, q->sinkhorn_eps,
-                                q->post_mult, q->norm_eps, 0},
-                               fn_terms, part, coef, counters, tiles, 0};
-    unsigned items = (unsigned)tiles * (unsigned)splits, grid = (unsigned)mps;
-    return aot_op_run(onepass, &k, grid < items ? grid : items, AOT_MHC_OP_BLOCK, AOT_MHC_OP_SHARED, stream, d);
-}
-
 static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void *stream, aot_diag *d)
 {
     if (a->workspace_size < aiter_aot_mhc_workspace_size(a->tokens, a->hidden))
@@ -241,13 +202,6 @@ static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void 
                                 a->broadcast, a->params};
     AOT_FORWARD(gemm_check(&g, d));
     AOT_FORWARD(pre_check(&p, d)); /* both checked before either launches */
-    aot_op_kernel terms, onepass;
-    aot_diag quiet; /* a target without the one pass (AMD) takes two */
-    if (!a->broadcast && !a->norm_weight && onepass_bytes(a->tokens, a->hidden) && !aot_misaligned(a->workspace, 16) &&
-        a->hidden / AOT_MHC_OP_SPAN <= mps &&
-        aot_op_find("mhc_fn_terms", sizeof(aot_mhc_terms_kargs), &terms, &quiet) == AITER_AOT_STATUS_OK &&
-        aot_op_find("mhc_pre_onepass", sizeof(aot_mhc_onepass_kargs), &onepass, &quiet) == AITER_AOT_STATUS_OK)
-        return onepass_run(&p, a->fn, a->workspace, &terms, &onepass, mps, stream, d);
     AOT_FORWARD(gemm_run(&g, stream, d));
     return pre_run(&p, stream, d);
 }
