@@ -263,6 +263,19 @@ AOT_DEV float chosen_sum(float v, int k)
     return v;
 }
 
+/* Lane s < k's chosen logit x as its weight, written with its expert id. Renormalized, the
+ * shift is the row max (lane 0's x) and the scale the chosen numerators' sum; otherwise both
+ * come from the whole row: mxl (max times log2 e) and sum, its numerators' sum. */
+AOT_DEV void write_chosen(const aot_topk_kargs &a, int row, float x, float mxl, float sum, int id)
+{
+    const int lane = aot_lane();
+    const float L = AOT_LOG2E;
+    if (a.renormalize) mxl = aot_shfl_f32(x, 0) * L; /* cheaper than decoding the max's key */
+    const float num = lane < a.k ? aot_exp2_fast(aot_fmaf(x, L, -mxl)) : 0.0f;
+    const float scale = aot_rcp_fast(a.renormalize ? chosen_sum(num, a.k) : sum); /* both in [1, experts] */
+    write_row(a, row, lane, num * scale, id);
+}
+
 /* One row from its words (load_words16); false, having written nothing, for a row that needs
  * topk_row: a NaN or infinite logit, or a lane that gave away all TOPN of its best keys before
  * the last round (its next one might have been due). The infinite-max and NaN tests wait for
@@ -315,11 +328,7 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int E, int row, const aot_
     const aot_u32 neg_inf_key = BF16 ? 0x0080u : 0x0400u; /* 0x10000 - the bits of -inf */
     if (aot_wave_any(bad || (!ZERO && h[0] >= last) || (lane < a.k && mine >> 16 < neg_inf_key)))
         return false;
-    const float x = key_logit<BF16>(mine);
-    if (a.renormalize) mxl = aot_shfl_f32(x, 0) * L; /* lane 0 holds the row max (cheaper than decoding best) */
-    const float num = lane < a.k ? aot_exp2_fast(aot_fmaf(x, L, -mxl)) : 0.0f;
-    const float scale = aot_rcp_fast(a.renormalize ? chosen_sum(num, a.k) : sum); /* both in [1, experts] */
-    write_row(a, row, lane, num * scale, (int)(0xffffu - (mine & 0xffffu)));
+    write_chosen(a, row, key_logit<BF16>(mine), mxl, sum, (int)(0xffffu - (mine & 0xffffu)));
     return true;
 }
 
@@ -389,11 +398,7 @@ AOT_DEV bool topk_row_f32(const aot_topk_kargs &a, int E, int row, const aot_u32
     const bool tied = lane < a.k && (((mine ^ after) & CUT) == 0 || (mine & CUT) <= NEG_INF);
     if (aot_wave_any(bad || tied || (!ZERO && h[0] >= last))) return false;
     const int id = (int)(ID_MASK - (mine & ID_MASK));
-    const float x = lane < a.k ? ((const float *)a.gating)[(aot_i64)row * a.row_stride + id] : 0.0f;
-    if (a.renormalize) mxl = aot_shfl_f32(x, 0) * L;
-    const float num = lane < a.k ? aot_exp2_fast(aot_fmaf(x, L, -mxl)) : 0.0f;
-    const float scale = aot_rcp_fast(a.renormalize ? chosen_sum(num, a.k) : sum);
-    write_row(a, row, lane, num * scale, id);
+    write_chosen(a, row, lane < a.k ? ((const float *)a.gating)[(aot_i64)row * a.row_stride + id] : 0.0f, mxl, sum, id);
     return true;
 }
 
