@@ -276,6 +276,20 @@ AOT_DEV void write_chosen(const aot_topk_kargs &a, int row, float x, float mxl, 
     write_row(a, row, lane, num * scale, id);
 }
 
+/* The sum over the wave of the row's numerators, for weights that are not renormalized: b are
+ * the lane's logits as bits16_logit takes them (bf16 bits shifted up are fp32 bits, so fp32
+ * rows pass BF16 = 1), mxl the row max times log2 e. Sets bad if a logit was NaN. */
+template <int VPT, int BF16>
+AOT_DEV float row_sum(const aot_u32 (&b)[VPT], float mxl, bool &bad)
+{
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < VPT; j++) sum += aot_exp2_fast(aot_fmaf(bits16_logit<BF16>(b[j]), AOT_LOG2E, -mxl));
+    sum = aot_wave_sum_f32(sum);
+    bad |= sum != sum;
+    return sum;
+}
+
 /* One row from its words (load_words16); false, having written nothing, for a row that needs
  * topk_row: a NaN or infinite logit, or a lane that gave away all TOPN of its best keys before
  * the last round (its next one might have been due). The infinite-max and NaN tests wait for
@@ -311,10 +325,7 @@ AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int E, int row, const aot_
     float sum = 0.0f, mxl = 0.0f; /* the row's sum, needed only when the weights are not rescaled */
     if (!a.renormalize) {
         mxl = key_logit<BF16>(best) * L;
-#pragma unroll
-        for (int j = 0; j < VPT; j++) sum += aot_exp2_fast(aot_fmaf(bits16_logit<BF16>(b[j]), L, -mxl));
-        sum = aot_wave_sum_f32(sum);
-        bad |= sum != sum; /* a NaN logit */
+        sum = row_sum<VPT, BF16>(b, mxl, bad);
     }
     const bool ZERO = VPT <= TOPN; /* a lane's list is all it holds */
     const aot_u32 last = rounds<TOPN, ZERO>(a, h, best, won);
@@ -386,10 +397,7 @@ AOT_DEV bool topk_row_f32(const aot_topk_kargs &a, int E, int row, const aot_u32
     float sum = 0.0f, mxl = 0.0f; /* as in topk_row_packed; the cut max is as good a shift as the max */
     if (!a.renormalize) {
         mxl = key32_logit(best & CUT) * L;
-#pragma unroll
-        for (int j = 0; j < VPT; j++) sum += aot_exp2_fast(aot_fmaf(aot_f32_from_bits(u[j]), L, -mxl));
-        sum = aot_wave_sum_f32(sum);
-        bad |= sum != sum; /* a NaN logit */
+        sum = row_sum<VPT, 1>(u, mxl, bad); /* fp32 bits read as bf16's shifted up */
     }
     const bool ZERO = VPT <= TOPN;
     const aot_u32 last = rounds<TOPN, ZERO>(a, h, best, won);
