@@ -272,7 +272,10 @@ AOT_DEV void aot_frag_b_rows(S, const aot_u16 *t, int rows, int k0, int c0, int 
  * B "cols": B[k][c] is tile row c, column k (K of Q K^T); B_ROWS: tile row k, column c (V).
  * A run of them goes between aot_wg_begin(c) and aot_wg_end(c), and until the end nothing may
  * read or write c or a fragment given to them: a vendor may run the products asynchronously
- * (sm_90a: wgmma reading B, and A of ss, straight from shared memory). F16: fp16 inputs, else
+ * (sm_90a: wgmma reading B, and A of ss, straight from shared memory). aot_wg_end is
+ * aot_wg_commit() (the run so far becomes one group, left running) and aot_wg_wait<0>(c);
+ * aot_wg_wait<N>(c) returns when at most N of the wave's groups still run, so a loop may leave
+ * its last run going while it prepares the next (the tiles it reads must stay as they are). F16: fp16 inputs, else
  * bf16. Here they are fragment loads and the wave's matrix instructions. Plain stores to a tile
  * reach them after aot_wg_shared_fence() by the storing thread and a barrier. */
 #if !defined(AOT_WG_MMA)
@@ -280,6 +283,9 @@ template <int NT, int C>
 AOT_DEV void aot_wg_begin(float (&)[NT][C]) {}
 template <int NT, int C>
 AOT_DEV void aot_wg_end(float (&)[NT][C]) {}
+AOT_DEV void aot_wg_commit(void) {}
+template <int N, int NT, int C>
+AOT_DEV void aot_wg_wait(float (&)[NT][C]) {}
 template <class S, int F16, bool B_ROWS, int NT>
 AOT_DEV void aot_wg_mma_rs(S, float (&c)[NT][S::C], const aot_u16 (&a)[S::A], const aot_u16 *bt, int b_rows, int k0, int c0)
 {

@@ -269,11 +269,18 @@ AOT_DEV void aot_wg_begin(float (&c)[NT][C])
     aot_nv_fence_regs(c);
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 }
+AOT_DEV void aot_wg_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N, int NT, int C>
+AOT_DEV void aot_wg_wait(float (&c)[NT][C])
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+    aot_nv_fence_regs(c);
+}
 template <int NT, int C>
 AOT_DEV void aot_wg_end(float (&c)[NT][C])
 {
-    asm volatile("wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;" ::: "memory");
-    aot_nv_fence_regs(c);
+    aot_wg_commit();
+    aot_wg_wait<0>(c);
 }
 
 /* Descriptor of 8-row atoms from element `off` (a multiple of 8) of tile t on: start,

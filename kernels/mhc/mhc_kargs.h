@@ -18,13 +18,16 @@
 #define AOT_MHC_TC_CHUNK 64      /* k positions per step of the matrix-unit projection */
 /* The matrix-unit projection stages each chunk of its block's residual rows in shared memory
  * (asynchronous copies, AOT_MHC_TC_STAGES chunks in flight or in use) as a swizzled tile
- * beside two buffers of fn's three bf16 terms (3 OPN rows: 24 outputs rounded up to the matrix
- * shape's N, 8 on NVIDIA, 16 on AMD); the launch provides them as dynamic shared memory, plus
- * the 1024 bytes of aot_device.h's AOT_TILE_SLACK. gfx942's 64 KiB of LDS holds two stages. */
+ * beside AOT_MHC_TC_FN_BUFS buffers of fn's three bf16 terms (3 OPN rows: 24 outputs rounded
+ * up to the matrix shape's N, 8 on NVIDIA, 16 on AMD); the launch provides them as dynamic
+ * shared memory, plus the 1024 bytes of aot_device.h's AOT_TILE_SLACK. gfx942's 64 KiB of LDS
+ * holds two stages. NVIDIA's third fn buffer lets a chunk's products run on while the next
+ * chunk is prepared. */
 #define AOT_MHC_TC_STAGES(wave) ((wave) == 64 ? 2 : 4)
+#define AOT_MHC_TC_FN_BUFS(wave) ((wave) == 64 ? 2 : 3)
 #define AOT_MHC_TC_OPN(wave) ((wave) == 64 ? 32 : 24)
 #define AOT_MHC_TC_SHARED(wave)                                                                   \
-    (1024 + 2 * (2 * 3 * AOT_MHC_TC_OPN(wave) * AOT_MHC_TC_CHUNK +                               \
+    (1024 + 2 * (AOT_MHC_TC_FN_BUFS(wave) * 3 * AOT_MHC_TC_OPN(wave) * AOT_MHC_TC_CHUNK +                               \
                  AOT_MHC_TC_STAGES(wave) * (AOT_MHC_TC_BLOCK / (wave)) * AOT_MHC_TC_TOKENS * AOT_MHC_TC_CHUNK))
 
 /* Projection partials: mix[s][t][o] = sum over this split's hidden range of x[t][k] fn[o][k],
