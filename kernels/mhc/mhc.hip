@@ -133,12 +133,12 @@ struct fn_stage {
 };
 
 template <int OPN>
-AOT_DEV void fn_load(const aot_mhc_gemm_kargs &a, aot_i64 K, aot_i64 k0, fn_stage<OPN> &r)
+AOT_DEV void fn_load(const float *fn, aot_i64 K, aot_i64 k0, fn_stage<OPN> &r)
 {
 #pragma unroll
     for (int j = 0; j < fn_stage<OPN>::PPT; j++) {
         const int p = aot_thread_x() + j * AOT_MHC_TC_BLOCK, o = p / (KC / 2);
-        const float *f = a.fn + o * K + k0 + 2 * (p % (KC / 2));
+        const float *f = fn + o * K + k0 + 2 * (p % (KC / 2));
         r.v[j][0] = o < AOT_MHC_MIX ? f[0] : 0.0f; /* also past PAIRS: not stored */
         r.v[j][1] = o < AOT_MHC_MIX ? f[1] : 0.0f;
     }
@@ -166,6 +166,31 @@ AOT_DEV void fn_store(const fn_stage<OPN> &r, aot_u16 *fs)
         *(aot_u32 *)(fs + aot_swz(2 * OPN + o, k, 3 * OPN)) = aot_pack2_16(r0 - lo_f32(mid), r1 - hi_f32(mid), 0);
     }
     aot_wg_shared_fence();
+}
+
+/* fn's terms made once per call: chunk c's tile, as fn_store leaves it in shared memory, at
+ * fn_terms + c BUF. pre_full runs it where many token blocks would each split fn again (the
+ * split is about a sixth of the projection's instructions). A block per chunk. */
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_TC_BLOCK) void mhc_fn_terms(aot_mhc_gemm_kargs a)
+{
+    typedef fn_cols<mhc_mma> F;
+    const aot_i64 K = (aot_i64)a.streams * a.hidden, c = aot_block_x();
+    fn_stage<F::OPN> fr;
+    fn_load<F::OPN>(a.fn, K, c * KC, fr);
+    fn_store<F::OPN>(fr, a.fn_terms + c * F::ROWS * KC);
+}
+AOT_EMU_ENTRY(mhc_fn_terms, aot_mhc_gemm_kargs)
+
+/* Copies chunk c's terms tile into buf (16 bytes a piece, the tile's layout as it is). */
+template <int BUF>
+AOT_DEV void terms_issue(const aot_u16 *fn_terms, aot_i64 c, aot_u16 *buf)
+{
+    static_assert(BUF % 8 == 0, "whole pieces");
+#pragma unroll
+    for (int j = 0; j < (BUF / 8 + AOT_MHC_TC_BLOCK - 1) / AOT_MHC_TC_BLOCK; j++) {
+        const int p = aot_thread_x() + j * AOT_MHC_TC_BLOCK;
+        if (p < BUF / 8) aot_copy16_async(buf + 8 * p, fn_terms + c * BUF + 8 * p, true);
+    }
 }
 
 /* Where (row, k) of a stage lies: the stage is a run of swizzled tiles of 4 S::M rows, one per
@@ -236,7 +261,7 @@ AOT_DEV float chunk_squares(const aot_u16 *stage, int row)
  * products run on into the next chunk (LAG = 1: 0.7-0.9 % faster at T = 4096 on the H200), so its stage and
  * fn buffer stay untouched one chunk longer: three fn buffers and two chunks copied ahead
  * instead of two and three. One barrier per chunk. */
-template <int NJ>
+template <int NJ, bool TERMS>
 AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
 {
     typedef mhc_mma S;
@@ -245,8 +270,8 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
     constexpr int TW = 4 * AOT_MHC_TC_TOKENS / GM, TPR = AOT_MHC_TC_BLOCK / TB;
     constexpr int BUF = F::ROWS * KC, STAGES = AOT_MHC_TC_STAGES(AOT_WAVE), STAGE = TB * KC;
     /* LAG: product groups left running at a chunk's end; AHEAD: chunks copied ahead */
-    constexpr int FNB = AOT_MHC_TC_FN_BUFS(AOT_WAVE), LAG = FNB - 2, AHEAD = STAGES - 1 - LAG;
-    static_assert(AOT_MHC_TC_SHARED(AOT_WAVE) == (FNB * BUF + STAGES * STAGE) * 2 + AOT_TILE_SLACK, "the runtime's dynamic shared size");
+    constexpr int FNB = AOT_MHC_TC_FN_BUFS(AOT_WAVE, TERMS), LAG = AOT_MHC_TC_LAG(AOT_WAVE), AHEAD = STAGES - 1 - LAG;
+    static_assert(AOT_MHC_TC_SHARED(AOT_WAVE, TERMS) == (FNB * BUF + STAGES * STAGE) * 2 + AOT_TILE_SLACK, "the runtime's dynamic shared size");
     static_assert(AHEAD >= 1, "a chunk copied ahead");
     static_assert(WAVES % 4 == 0 && TPR >= 1 && KC / 8 % TPR == 0, "whole warp groups; whole pieces per thread");
     const int tid = aot_thread_x(), lane = aot_lane(), split = aot_block_x() % a.splits;
@@ -266,12 +291,15 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
             for (int i = 0; i < S::C; i++) acc[w][n][i] = 0.0f;
 #pragma unroll
     for (int s = 0; s < AHEAD; s++) {
-        if (c_lo + s < c_hi) stage_issue<TB>(a, share, K, (aot_i64)(c_lo + s) * KC, stages + s * STAGE);
+        if (c_lo + s < c_hi) {
+            stage_issue<TB>(a, share, K, (aot_i64)(c_lo + s) * KC, stages + s * STAGE);
+            if (TERMS) terms_issue<BUF>(a.fn_terms, c_lo + s, fs + s * BUF);
+        }
         aot_copy_async_commit(); /* empty groups too: the wait below counts groups */
     }
     fn_stage<F::OPN> fr;
-    if (c_lo < c_hi) {
-        fn_load<F::OPN>(a, K, (aot_i64)c_lo * KC, fr);
+    if (!TERMS && c_lo < c_hi) {
+        fn_load<F::OPN>(a.fn, K, (aot_i64)c_lo * KC, fr);
         fn_store<F::OPN>(fr, fs);
     }
     for (int c = c_lo; c < c_hi; c++) {
@@ -279,11 +307,13 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
         const aot_u16 *const stage = stages + i % STAGES * STAGE, *const terms = fs + i % FNB * BUF;
         aot_copy_async_wait_prior<AHEAD - 1>(); /* this thread's copies of chunk c have landed */
         aot_sync_block(); /* everyone's have; chunk c - 1 - LAG's products are done: its stage and fn buffer are free */
-        if (c + AHEAD < c_hi)
+        if (c + AHEAD < c_hi) {
             stage_issue<TB>(a, share, K, (aot_i64)(c + AHEAD) * KC, stages + (i + AHEAD) % STAGES * STAGE);
+            if (TERMS) terms_issue<BUF>(a.fn_terms, c + AHEAD, fs + (i + AHEAD) % FNB * BUF);
+        }
         aot_copy_async_commit();
         const bool more = c + 1 < c_hi;
-        if (more) fn_load<F::OPN>(a, K, (aot_i64)(c + 1) * KC, fr);
+        if (!TERMS && more) fn_load<F::OPN>(a.fn, K, (aot_i64)(c + 1) * KC, fr);
         /* every group multiplies, past the last token too: products under a branch would be
          * serialized by ptxas, which cannot see that the branch is uniform in the group */
 #pragma unroll
@@ -293,7 +323,7 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
 #pragma unroll
             for (int w = 0; w < TW; w++) aot_wg_mma_ss<S, 0>(S(), acc[w], stage + (g0 + w * GM) * KC, s * S::K, terms, F::ROWS, 0);
         if (tb0 + sq_row < a.tokens) sq += chunk_squares<TB>(stage, sq_row);
-        if (more) fn_store<F::OPN>(fr, fs + (i + 1) % FNB * BUF);
+        if (!TERMS && more) fn_store<F::OPN>(fr, fs + (i + 1) % FNB * BUF);
         aot_wg_commit();
 #pragma unroll
         for (int w = 0; w < TW; w++) aot_wg_wait<LAG>(acc[w]);
@@ -318,10 +348,17 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
     if (tid % TPR == 0 && tb0 + sq_row < a.tokens) a.sqrsum[base + tb0 + sq_row] = sq;
 }
 
-AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_TC_BLOCK) void mhc_gemm_n4(aot_mhc_gemm_kargs a) { gemm_tc_body<N_>(a); }
-AOT_EMU_ENTRY(mhc_gemm_n4, aot_mhc_gemm_kargs)
-AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_TC_BLOCK) void mhc_gemm_n1(aot_mhc_gemm_kargs a) { gemm_tc_body<1>(a); }
-AOT_EMU_ENTRY(mhc_gemm_n1, aot_mhc_gemm_kargs)
+#define MHC_GEMM(name, streams, terms)                                                         \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_TC_BLOCK) void name(aot_mhc_gemm_kargs a)             \
+    {                                                                                          \
+        gemm_tc_body<streams, terms>(a);                                                       \
+    }                                                                                          \
+    AOT_EMU_ENTRY(name, aot_mhc_gemm_kargs)
+
+MHC_GEMM(mhc_gemm_n4, N_, false)
+MHC_GEMM(mhc_gemm_n1, 1, false)
+MHC_GEMM(mhc_gemm_n4_terms, N_, true)
+MHC_GEMM(mhc_gemm_n1_terms, 1, true)
 
 /* ---- coefficients ---- */
 

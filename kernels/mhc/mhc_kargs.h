@@ -21,14 +21,19 @@
  * beside AOT_MHC_TC_FN_BUFS buffers of fn's three bf16 terms (3 OPN rows: 24 outputs rounded
  * up to the matrix shape's N, 8 on NVIDIA, 16 on AMD); the launch provides them as dynamic
  * shared memory, plus the 1024 bytes of aot_device.h's AOT_TILE_SLACK. gfx942's 64 KiB of LDS
- * holds two stages. NVIDIA's third fn buffer lets a chunk's products run on while the next
- * chunk is prepared. */
+ * holds two stages. LAG: product groups left running into the next chunk (NVIDIA's are
+ * asynchronous), which keeps a chunk's buffers one chunk longer. The fn buffers: 2 + LAG where
+ * the block splits fn itself; with fn's terms made ahead (mhc_fn_terms) they are copied with
+ * each stage, one buffer a stage. */
 #define AOT_MHC_TC_STAGES(wave) ((wave) == 64 ? 2 : 4)
-#define AOT_MHC_TC_FN_BUFS(wave) ((wave) == 64 ? 2 : 3)
+#define AOT_MHC_TC_LAG(wave) ((wave) == 64 ? 0 : 1)
 #define AOT_MHC_TC_OPN(wave) ((wave) == 64 ? 32 : 24)
-#define AOT_MHC_TC_SHARED(wave)                                                                   \
-    (1024 + 2 * (AOT_MHC_TC_FN_BUFS(wave) * 3 * AOT_MHC_TC_OPN(wave) * AOT_MHC_TC_CHUNK +                               \
+#define AOT_MHC_TC_FN_BUFS(wave, terms) ((terms) ? AOT_MHC_TC_STAGES(wave) : 2 + AOT_MHC_TC_LAG(wave))
+#define AOT_MHC_TC_SHARED(wave, terms)                                                            \
+    (1024 + 2 * (AOT_MHC_TC_FN_BUFS(wave, terms) * 3 * AOT_MHC_TC_OPN(wave) * AOT_MHC_TC_CHUNK +    \
                  AOT_MHC_TC_STAGES(wave) * (AOT_MHC_TC_BLOCK / (wave)) * AOT_MHC_TC_TOKENS * AOT_MHC_TC_CHUNK))
+/* Bytes of fn's terms for a projection of k = streams * hidden (the larger OPN, AMD's). */
+#define AOT_MHC_TERMS_BYTES(k) ((size_t)(k) / AOT_MHC_TC_CHUNK * 3 * 32 * AOT_MHC_TC_CHUNK * 2)
 
 /* Projection partials: mix[s][t][o] = sum over this split's hidden range of x[t][k] fn[o][k],
  * sqrsum[s][t] = sum of x^2, k = j*hidden + h. x is residual (streams 4, or 1 for the
@@ -37,12 +42,13 @@
 typedef struct {
     const uint16_t *residual;   /* bf16 [T][streams][C] */
     const float *fn;            /* [24][streams*C] */
+    uint16_t *fn_terms;         /* mhc_fn_terms writes, mhc_gemm_n*_terms read: [k / 64] tiles, 16-byte aligned */
     float *mix;                 /* [S][T][24] */
     float *sqrsum;              /* [S][T] */
     const uint16_t *y;          /* fused: bf16 [T][C] */
     const float *post, *comb;   /* fused: [T][4], [T][4][4] */
     uint16_t *residual_out;     /* fused: bf16 [T][4][C] */
-    int32_t tokens, hidden, splits, reserved;
+    int32_t tokens, hidden, splits, streams; /* streams: of the projection's input, 4 or 1 */
 } aot_mhc_gemm_kargs;
 
 typedef struct {

@@ -83,7 +83,8 @@ AITER_AOT_API aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *a
 
 /* ------------------------------------------------------------------------------------------
  * pre_full: prenorm_gemm with aiter_aot_mhc_splits(), then pre. The partials go to workspace,
- * at least aiter_aot_mhc_workspace_size(tokens, hidden) bytes, 4-byte aligned.
+ * at least aiter_aot_mhc_workspace_size(tokens, hidden) bytes, 4-byte aligned; from 1024 tokens
+ * so do fn's bf16 terms (fn split once per call rather than once per block of tokens).
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
     size_t size;                 /* sizeof(aiter_aot_mhc_pre_full_args) */

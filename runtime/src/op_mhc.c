@@ -86,10 +86,13 @@ aiter_aot_status aiter_aot_mhc_splits(int32_t tokens, int32_t hidden, int32_t *s
     return aot_api_return(s, d);
 }
 
+/* pre_full's workspace: the partials, then fn's terms from the next 16-byte boundary (the
+ * copies read them 16 bytes at a time). */
 size_t aiter_aot_mhc_workspace_size(int32_t tokens, int32_t hidden)
 {
     if (check_shape("mhc_workspace_size", AOT_MHC_N, tokens, hidden, NULL) != AITER_AOT_STATUS_OK) return 0;
-    return (size_t)split_bound(tokens, hidden) * (size_t)tokens * (AOT_MHC_MIX + 1) * sizeof(float);
+    return (size_t)split_bound(tokens, hidden) * (size_t)tokens * (AOT_MHC_MIX + 1) * sizeof(float) + 16 +
+           AOT_MHC_TERMS_BYTES(AOT_MHC_N * hidden);
 }
 
 /* ---- launches ---- */
@@ -104,7 +107,7 @@ static aiter_aot_status launch_gemm(const char *name, int matrix_units, aot_mhc_
     unsigned threads = matrix_units ? AOT_MHC_TC_BLOCK : AOT_MHC_BLOCK;
     unsigned tokens_per_block = threads / kern.wave * (matrix_units ? AOT_MHC_TC_TOKENS : AOT_MHC_GEMM_TOKENS);
     unsigned tiles = ((unsigned)k->tokens + tokens_per_block - 1) / tokens_per_block;
-    unsigned shared = matrix_units ? AOT_MHC_TC_SHARED(kern.wave) : 0;
+    unsigned shared = matrix_units ? AOT_MHC_TC_SHARED(kern.wave, k->fn_terms != NULL) : 0;
     return aot_op_run(&kern, k, tiles * (unsigned)k->splits, threads, shared, stream, d);
 }
 
@@ -122,11 +125,17 @@ static aiter_aot_status gemm_check(const aiter_aot_mhc_prenorm_gemm_args *a, aot
     return PTRS("mhc_prenorm_gemm", "residual, fn, mix, sqrsum", "x444", a->residual, a->fn, a->mix, a->sqrsum);
 }
 
-static aiter_aot_status gemm_run(const aiter_aot_mhc_prenorm_gemm_args *a, void *stream, aot_diag *d)
+/* fn_terms: NULL, or pre_full's workspace for fn's terms, made first by mhc_fn_terms (a block per
+ * chunk of the projection's k) and then copied by every token block instead of split again. */
+static aiter_aot_status gemm_run(const aiter_aot_mhc_prenorm_gemm_args *a, uint16_t *fn_terms, void *stream, aot_diag *d)
 {
-    aot_mhc_gemm_kargs k = {.residual = a->residual, .fn = a->fn, .mix = a->mix, .sqrsum = a->sqrsum,
-                            .tokens = a->tokens, .hidden = a->hidden, .splits = a->splits};
-    return launch_gemm(a->broadcast ? "mhc_gemm_n1" : "mhc_gemm_n4", 1, &k, stream, d);
+    aot_mhc_gemm_kargs k = {.residual = a->residual, .fn = a->fn, .fn_terms = fn_terms, .mix = a->mix,
+                            .sqrsum = a->sqrsum, .tokens = a->tokens, .hidden = a->hidden, .splits = a->splits,
+                            .streams = a->broadcast ? 1 : AOT_MHC_N};
+    if (fn_terms == NULL) return launch_gemm(a->broadcast ? "mhc_gemm_n1" : "mhc_gemm_n4", 1, &k, stream, d);
+    AOT_FORWARD(aot_op_launch("mhc_fn_terms", &k, sizeof k, (unsigned)(k.streams * a->hidden / AOT_MHC_TC_CHUNK),
+                              AOT_MHC_TC_BLOCK, stream, d));
+    return launch_gemm(a->broadcast ? "mhc_gemm_n1_terms" : "mhc_gemm_n4_terms", 1, &k, stream, d);
 }
 
 aiter_aot_status aiter_aot_mhc_prenorm_gemm(const aiter_aot_mhc_prenorm_gemm_args *args, void *stream)
@@ -135,7 +144,7 @@ aiter_aot_status aiter_aot_mhc_prenorm_gemm(const aiter_aot_mhc_prenorm_gemm_arg
     aiter_aot_mhc_prenorm_gemm_args a;
     aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_prenorm_gemm", &d);
     if (s == AITER_AOT_STATUS_OK) s = gemm_check(&a, &d);
-    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) s = gemm_run(&a, stream, &d);
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) s = gemm_run(&a, NULL, stream, &d);
     return aot_api_return(s, &d);
 }
 
@@ -185,6 +194,11 @@ aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *str
 
 /* ---- pre_full ---- */
 
+/* From this many tokens (4 projection blocks of 256 on NVIDIA, 8 of 128 on AMD) pre_full makes
+ * fn's terms once instead of letting every token block split fn again: on the H200 the same time
+ * at 1024 tokens, 3 % less at 2048, 5 % at 4096 (docs/performance.md). */
+#define TERMS_MIN_TOKENS 1024
+
 static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void *stream, aot_diag *d)
 {
     if (a->workspace_size < aiter_aot_mhc_workspace_size(a->tokens, a->hidden))
@@ -195,6 +209,8 @@ static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void 
     AOT_FORWARD(aot_op_multiprocessors(&mps, d));
     int32_t splits = pick_splits(a->tokens, a->hidden, mps);
     float *mix = a->workspace, *sqrsum = mix + (size_t)splits * a->tokens * AOT_MHC_MIX;
+    char *end = (char *)(sqrsum + (size_t)splits * a->tokens);
+    uint16_t *fn_terms = (uint16_t *)(end + (16 - (uintptr_t)end % 16) % 16);
     aiter_aot_mhc_prenorm_gemm_args g = {sizeof g, a->hc_mult, a->residual, a->fn, mix, sqrsum,
                                          a->tokens, a->hidden, splits, a->broadcast};
     aiter_aot_mhc_pre_args p = {sizeof p, a->hc_mult, mix, sqrsum, a->scale, a->base, a->residual, a->norm_weight,
@@ -202,7 +218,7 @@ static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void 
                                 a->broadcast, a->params};
     AOT_FORWARD(gemm_check(&g, d));
     AOT_FORWARD(pre_check(&p, d)); /* both checked before either launches */
-    AOT_FORWARD(gemm_run(&g, stream, d));
+    AOT_FORWARD(gemm_run(&g, a->tokens >= TERMS_MIN_TOKENS ? fn_terms : NULL, stream, d));
     return pre_run(&p, stream, d);
 }
 
@@ -251,8 +267,9 @@ aiter_aot_status aiter_aot_mhc_fused_post_pre(const aiter_aot_mhc_fused_post_pre
                  a.comb, a.post, a.residual, a.x, a.fn, a.residual_out, a.mix, a.sqrsum);
     if (s == AITER_AOT_STATUS_OK && a.residual_out == a.residual) s = BAD("mhc_fused_post_pre: residual_out may not alias residual");
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
-        aot_mhc_gemm_kargs k = {a.residual, a.fn, a.mix, a.sqrsum, a.x, a.post, a.comb, a.residual_out,
-                                a.tokens, a.hidden, a.splits, 0};
+        aot_mhc_gemm_kargs k = {.residual = a.residual, .fn = a.fn, .mix = a.mix, .sqrsum = a.sqrsum, .y = a.x,
+                                .post = a.post, .comb = a.comb, .residual_out = a.residual_out, .tokens = a.tokens,
+                                .hidden = a.hidden, .splits = a.splits, .streams = AOT_MHC_N};
         s = launch_gemm("mhc_gemm_fused", 0, &k, stream, d);
     }
     return aot_api_return(s, d);

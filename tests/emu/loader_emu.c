@@ -21,6 +21,8 @@
     X(moe_sort_count, aot_moe_sort_kargs) X(moe_sort_chunk_scan, aot_moe_sort_kargs)     \
     X(moe_sort_scatter, aot_moe_sort_kargs)             \
     X(mhc_gemm_n4, aot_mhc_gemm_kargs) X(mhc_gemm_n1, aot_mhc_gemm_kargs)                    \
+    X(mhc_gemm_n4_terms, aot_mhc_gemm_kargs) X(mhc_gemm_n1_terms, aot_mhc_gemm_kargs)        \
+    X(mhc_fn_terms, aot_mhc_gemm_kargs)                                                      \
     X(mhc_gemm_fused, aot_mhc_gemm_kargs) X(mhc_pre, aot_mhc_pre_kargs)                      \
     X(mhc_pre_norm, aot_mhc_pre_kargs) X(mhc_pre_broadcast, aot_mhc_pre_kargs)               \
     X(mhc_pre_broadcast_norm, aot_mhc_pre_kargs) X(mhc_post, aot_mhc_post_kargs)             \
