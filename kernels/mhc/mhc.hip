@@ -9,7 +9,8 @@
  *                split's range of k in chunks of 64: its residual rows arrive in shared
  *                memory by asynchronous copies several chunks ahead, the chunk's fn terms are
  *                staged beside them, and both are read from there by the products. n1: the
- *                first layer's un-expanded [T, C] input.
+ *                first layer's un-expanded [T, C] input. _terms: fn's terms come made by
+ * mhc_fn_terms   (once per call, for pre_full from 1024 tokens) and are copied with the stages.
  * mhc_gemm_fused post-mix of the previous sublayer and the projection of its fp32 result, for
  *                few tokens (4 per wave, fn values from shared memory, plain fp32 FMA).
  * mhc_pre_*      one block per token: reduce the partials, RMS scale, pre, the pre-mix over
@@ -169,8 +170,8 @@ AOT_DEV void fn_store(const fn_stage<OPN> &r, aot_u16 *fs)
 }
 
 /* fn's terms made once per call: chunk c's tile, as fn_store leaves it in shared memory, at
- * fn_terms + c BUF. pre_full runs it where many token blocks would each split fn again (the
- * split is about a sixth of the projection's instructions). A block per chunk. */
+ * fn_terms + c * BUF. pre_full runs it where many token blocks would each split fn again (the
+ * split is a quarter of the projection's instructions). A block per chunk. */
 AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_TC_BLOCK) void mhc_fn_terms(aot_mhc_gemm_kargs a)
 {
     typedef fn_cols<mhc_mma> F;
@@ -258,9 +259,10 @@ AOT_DEV float chunk_squares(const aot_u16 *stage, int row)
  * descriptors, asynchronous, so the squares and the next fn terms are done meanwhile). The
  * block's residual rows come through STAGES chunks filled by asynchronous copies (AHEAD in
  * flight while one is multiplied). Where the products are asynchronous (NVIDIA), a chunk's
- * products run on into the next chunk (LAG = 1: 0.7-0.9 % faster at T = 4096 on the H200), so its stage and
- * fn buffer stay untouched one chunk longer: three fn buffers and two chunks copied ahead
- * instead of two and three. One barrier per chunk. */
+ * products run on into the next chunk (LAG = 1; 1 % faster at T = 4096 on the H200), so its
+ * stage and fn buffer stay untouched one chunk longer. TERMS: each chunk's fn terms are copied
+ * with its stage (one fn buffer a stage); else the block splits fn itself a chunk ahead (2 + LAG
+ * buffers). One barrier per chunk. */
 template <int NJ, bool TERMS>
 AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
 {
