@@ -10,7 +10,9 @@
  *                memory by asynchronous copies several chunks ahead, the chunk's fn terms are
  *                staged beside them, and both are read from there by the products. n1: the
  *                first layer's un-expanded [T, C] input. _terms: fn's terms come made by
- * mhc_fn_terms   (once per call, for pre_full from 1024 tokens) and are copied with the stages.
+ *                mhc_fn_terms and are copied with the stages.
+ * mhc_fn_terms   fn's three bf16 terms, once per call, as the tiles the projection reads (for
+ *                pre_full from 1024 tokens, where every token block would split fn again).
  * mhc_gemm_fused post-mix of the previous sublayer and the projection of its fp32 result, for
  *                few tokens (4 per wave, fn values from shared memory, plain fp32 FMA).
  * mhc_pre_*      one block per token: reduce the partials, RMS scale, pre, the pre-mix over

@@ -32,8 +32,9 @@
 #define AOT_MHC_TC_SHARED(wave, terms)                                                            \
     (1024 + 2 * (AOT_MHC_TC_FN_BUFS(wave, terms) * 3 * AOT_MHC_TC_OPN(wave) * AOT_MHC_TC_CHUNK +    \
                  AOT_MHC_TC_STAGES(wave) * (AOT_MHC_TC_BLOCK / (wave)) * AOT_MHC_TC_TOKENS * AOT_MHC_TC_CHUNK))
-/* Bytes of fn's terms for a projection of k = streams * hidden (the larger OPN, AMD's). */
-#define AOT_MHC_TERMS_BYTES(k) ((size_t)(k) / AOT_MHC_TC_CHUNK * 3 * 32 * AOT_MHC_TC_CHUNK * 2)
+/* Bytes of fn's terms (bf16, 3 OPN rows of k) for a projection of k = streams * hidden, at the
+ * larger OPN (AMD's), whatever the device. */
+#define AOT_MHC_TERMS_BYTES(k) ((size_t)(k) * 3 * AOT_MHC_TC_OPN(64) * 2)
 
 /* Projection partials: mix[s][t][o] = sum over this split's hidden range of x[t][k] fn[o][k],
  * sqrsum[s][t] = sum of x^2, k = j*hidden + h. x is residual (streams 4, or 1 for the

@@ -443,8 +443,8 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
  * VPT <= 8 (32 registers, no spills; 64 warps per SM against 48 at the 40 registers the compiler
  * chose): 256 experts 5-7 % faster at 65536-262144 tokens on the H200, 3-6 % slower at
  * 1024-4096 (every block resident either way) and 2 % for fp32 rows at 262144, measured when
- * those still took topk_row (docs/performance.md). 6 for VPT = 16 (8 would spill), 3 for VPT = 32 (a floor, not a cap:
- * the compiler's 64 registers fit 4). */
+ * those still took topk_row (docs/performance.md). 6 for VPT = 16 (8 would spill), 3 for
+ * VPT = 32 (a floor, not a cap: the compiler's 64 registers fit 4). */
 #define TOPK_KERNEL(name, vpt, full, blocks)                                                    \
     AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_TOPK_BLOCK, blocks) void name(aot_topk_kargs a)        \
     {                                                                                          \
