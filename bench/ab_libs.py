@@ -3,12 +3,14 @@ same card (timings from different calls or cards are not comparable: docs/perfor
 
   python3 bench/ab_libs.py topk NAME=LIB [NAME=LIB ...]   topk_softmax, stream µs per call
   python3 bench/ab_libs.py mhc  NAME=LIB [NAME=LIB ...]   mhc pre_full, graph replay µs
+  python3 bench/ab_libs.py sort NAME=LIB [NAME=LIB ...]   moe_sorting, graph replay / stream µs
 
 Each line of output is one shape and one repetition; the libraries run in turn, in reverse order
 on odd repetitions, each after a check of its outputs against PyTorch's (WRONG marks a failure).
 topk cases: AB_CASES="[(torch.bfloat16, True, 256, [16384, 262144]), ...]" (dtype, renormalize,
 experts, token counts); the default is bf16, renormalized, 256 experts, 4096..262144 tokens.
-mhc shapes: AB_SHAPES="[(4096, 4096), ...]" (tokens, hidden)."""
+mhc shapes: AB_SHAPES="[(4096, 4096), ...]" (tokens, hidden). sort: 256 experts, k = 8, block 32,
+AB_TOKENS="[16, 16384]" (the default 16..65536)."""
 import os
 import sys
 
@@ -67,4 +69,22 @@ def mhc():
     print("launch latency", B.launch_latency(), B.launch_latency(), flush=True)
 
 
-{"topk": topk, "mhc": mhc}[what]()
+def sort():
+    for tokens in eval(os.environ.get("AB_TOKENS", "[16, 1024, 16384, 65536]")):
+        sets = [x + (M.sort_args(x, 256, 32),) for x in M.sort_sets(tokens, 256, 8, 32, 8)]
+        sid, sw, se = M.torch_sort(sets[0][0], sets[0][1], 256, 32)
+        for rep in range(3):
+            line = f"tokens {tokens} rep {rep} (graph / stream):"
+            for name, lib in in_turn(rep):
+                M.lib = lib
+                sets[0][2].fill_(-7)
+                M.ours_sort(sets[0], 256, 32)
+                torch.cuda.synchronize()
+                ok = torch.equal(sets[0][2], sid) and torch.equal(sets[0][3], sw) and torch.equal(sets[0][4], se)
+                fn = lambda x: M.ours_sort(x, 256, 32)  # noqa: E731
+                line += f" {name} {M.bench_graph(fn, sets):.2f} / {M.bench_stream(fn, sets, M.stream_calls(tokens)):.2f}" \
+                        f"{'' if ok else ' WRONG'}"
+            print(line, flush=True)
+
+
+{"topk": topk, "mhc": mhc, "sort": sort}[what]()

@@ -32,6 +32,17 @@
  *                          block of the launch (with an atomic: the "last block" pattern)
  *   aot_load_device_i32(p) a global int another block of the launch wrote before its fence
  *
+ * Early launches (a vendor that can start a kernel's blocks before the kernel before it in the
+ * stream has ended defines AOT_GRID_DEPENDENCY; elsewhere both calls do nothing and kernels run
+ * one after another). The runtime launches a kernel early only after another kernel of the same
+ * op (AOT_LAUNCH_FOLLOWS in runtime/src/gpu.h); before aot_grid_wait such a kernel may read the
+ * op's inputs, never what an earlier kernel of the op writes, and may write nothing they read:
+ *   aot_grid_wait()        waits until the kernel before this one in the stream has ended and
+ *                          its writes are visible (at once for a kernel launched in order)
+ *   aot_grid_launch_next() lets the next kernel's blocks start on free multiprocessors (they
+ *                          wait in their own aot_grid_wait); a kernel that calls it early
+ *                          hides the next one's launch behind its own tail
+ *
  * Thread-block clusters (a vendor that has them defines AOT_CLUSTERS; a kernel that uses them
  * is built for those targets only, and launched in clusters):
  *   aot_cluster_rank()     this block's place in its cluster
@@ -309,6 +320,11 @@ AOT_DEV void aot_wg_mma_ss(S, float (&c)[NT][S::C], const aot_u16 *at, int k0, c
     aot_wg_mma_rs<S, F16, false>(S(), c, a, bt, b_rows, k0, c0);
 }
 #endif
+#if !defined(AOT_GRID_DEPENDENCY)
+AOT_DEV void aot_grid_wait(void) {}
+AOT_DEV void aot_grid_launch_next(void) {}
+#endif
+
 #if !defined(AOT_WG_SHARED_FENCE)
 AOT_DEV void aot_wg_shared_fence(void) {}
 #endif

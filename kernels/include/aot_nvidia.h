@@ -62,6 +62,13 @@ AOT_DEV T *aot_cluster_map(T *p, int rank)
 }
 #endif
 
+/* Early launches (sm_90+): griddepcontrol, a no-op for a kernel launched in order. */
+#if __CUDA_ARCH__ >= 900
+#define AOT_GRID_DEPENDENCY 1
+AOT_DEV void aot_grid_wait(void) { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+AOT_DEV void aot_grid_launch_next(void) { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+#endif
+
 /* sm_80+ reduces a warp in one instruction (redux.sync). */
 #if __CUDA_ARCH__ >= 800
 #define AOT_WAVE_REDUCE_U32 1

@@ -178,6 +178,7 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_TC_BLOCK) void mhc_fn_terms(aot_mhc_gemm_ka
 {
     typedef fn_cols<mhc_mma> F;
     const aot_i64 K = (aot_i64)a.streams * a.hidden, c = aot_block_x();
+    aot_grid_launch_next(); /* the projection's blocks may start copying residual rows */
     fn_stage<F::OPN> fr;
     fn_load<F::OPN>(a.fn, K, c * KC, fr);
     fn_store<F::OPN>(fr, a.fn_terms + c * F::ROWS * KC);
@@ -293,10 +294,18 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
         for (int n = 0; n < F::NT; n++)
 #pragma unroll
             for (int i = 0; i < S::C; i++) acc[w][n][i] = 0.0f;
+    /* No aot_grid_launch_next: pre's blocks, started early beside these, made pre_full slower (H200:
+     * 1-2 us at 16-512 tokens); pre still launches as the last of these blocks leave. */
+    if (TERMS) { /* launched early after mhc_fn_terms: the residual's copies start before its terms are there */
 #pragma unroll
-    for (int s = 0; s < AHEAD; s++) {
+        for (int s = 0; s < AHEAD; s++)
+            if (c_lo + s < c_hi) stage_issue<TB>(a, share, K, (aot_i64)(c_lo + s) * KC, stages + s * STAGE);
+        aot_grid_wait();
+    }
+#pragma unroll
+    for (int s = 0; s < AHEAD; s++) { /* with TERMS, the first group holds every stage above */
         if (c_lo + s < c_hi) {
-            stage_issue<TB>(a, share, K, (aot_i64)(c_lo + s) * KC, stages + s * STAGE);
+            if (!TERMS) stage_issue<TB>(a, share, K, (aot_i64)(c_lo + s) * KC, stages + s * STAGE);
             if (TERMS) terms_issue<BUF>(a.fn_terms, c_lo + s, fs + s * BUF);
         }
         aot_copy_async_commit(); /* empty groups too: the wait below counts groups */
@@ -469,6 +478,7 @@ AOT_DEV void pre_body(const aot_mhc_pre_kargs &a)
     AOT_SHARED(float, mix_s, AOT_MHC_MIX + 1);
     AOT_SHARED(float, scratch, AOT_MHC_BLOCK / AOT_WAVE);
     AOT_SHARED(aot_u16x8, li_s, NORM ? AOT_MHC_MAX_HIDDEN / 8 : 1);
+    aot_grid_wait(); /* pre_full launches it early, after the projection */
     reduce_partials(a, t, mix_s);
     const float rms = rms_of(a, mix_s, BROADCAST ? 1.0f : (float)N_);
     if (tid < N_) pre_s[tid] = aot_sigmoid(mix_s[tid] * rms * a.scale[0] + a.base[tid]) + a.pre_eps;

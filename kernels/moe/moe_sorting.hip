@@ -1,5 +1,6 @@
 /* moe_sorting.hip : group (token, slot) pairs by expert, stably, padded per expert to a
- * multiple of block_size (semantics in runtime/include/aiter_aot_moe.h). Three launches:
+ * multiple of block_size (semantics in runtime/include/aiter_aot_moe.h). Three launches, the
+ * second and third launched early (aot_grid_wait; each waits for the one before it):
  *  1. moe_sort_count      per chunk of AOT_MOE_CHUNK_TOKENS tokens: each pair's rank among the
  *                         chunk's pairs of its expert (to the `ranked` workspace), how many pairs
  *                         each expert got (and the optional zero-fill of moe_buf);
@@ -65,6 +66,7 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_sort_count(aot_moe_sort_kar
     AOT_SHARED(int, packed, CHUNK_PAIRS);
     AOT_SHARED(int, counts, WAVES * AOT_MOE_MAX_EXPERTS);
     const int c = aot_block_x();
+    aot_grid_launch_next(); /* each launch lets the next start, which waits for it */
     const chunk_view v = chunk_of(a, c);
     rank_chunk(a, v, packed, counts);
     for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) { /* counts become each wave's start */
@@ -122,6 +124,8 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_sort_chunk_scan(aot_moe_sor
 {
     AOT_SHARED(int, scratch, AOT_MOE_BLOCK / AOT_WAVE + 1);
     const int e = aot_block_x();
+    aot_grid_launch_next();
+    aot_grid_wait();
     int *row = a.counts + (aot_i64)e * a.chunks, carry = 0;
     for (int c0 = 0; c0 < a.chunks; c0 += AOT_MOE_BLOCK) {
         int c = c0 + aot_thread_x(), v = c < a.chunks ? row[c] : 0, tile;
@@ -169,6 +173,7 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_sort_scatter(aot_moe_sort_k
 {
     AOT_SHARED(int, start, AOT_MOE_MAX_EXPERTS);
     const int c = aot_block_x();
+    aot_grid_wait();
     if (c >= a.chunks) return fill_padding(a, c);
     const chunk_view v = chunk_of(a, c);
     for (int e = aot_thread_x(); e < a.experts; e += AOT_MOE_BLOCK) {

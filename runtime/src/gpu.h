@@ -19,8 +19,14 @@ typedef struct {
     aiter_aot_status (*load_module)(int device, const void *image, void **module, aot_diag *d);
     aiter_aot_status (*get_function)(void *module, const char *name, void **fn, aot_diag *d);
     aiter_aot_status (*launch)(void *fn, unsigned grid, unsigned block, unsigned shared_bytes,
-                               void *stream, void *args, aot_diag *d);
+                               unsigned flags, void *stream, void *args, aot_diag *d);
 } aot_gpu;
+
+/* launch flags. FOLLOWS: the kernel before this one in the stream is the same op's, and this
+ * one calls aot_grid_wait (kernels/include/aot_device.h) before it touches what that one
+ * writes, so the vendor may start its blocks early (CUDA: programmatic stream serialization,
+ * where the driver has it; otherwise an ordinary launch). */
+enum { AOT_LAUNCH_FOLLOWS = 1 };
 
 /* Binds the vendor library once per process (thread-safe). @return OK with *gpu set, or
  * GPU_RUNTIME / INTERPOSED with the reason. */

@@ -10,9 +10,9 @@ aiter_aot_status aot_op_find(const char *name, unsigned kargs_size, aot_op_kerne
 }
 
 aiter_aot_status aot_op_run(const aot_op_kernel *k, void *kargs, unsigned grid, unsigned block, unsigned shared,
-                            void *stream, aot_diag *d)
+                            unsigned flags, void *stream, aot_diag *d)
 {
-    AOT_FORWARD(k->gpu->launch(k->fn->fn, grid, block, shared, stream, kargs, d));
+    AOT_FORWARD(k->gpu->launch(k->fn->fn, grid, block, shared, flags, stream, kargs, d));
     aot_count_launch();
     return AITER_AOT_STATUS_OK;
 }
@@ -27,9 +27,9 @@ aiter_aot_status aot_op_multiprocessors(int *count, aot_diag *d)
 }
 
 aiter_aot_status aot_op_launch(const char *name, void *kargs, unsigned kargs_size, unsigned grid,
-                               unsigned block, void *stream, aot_diag *d)
+                               unsigned block, unsigned flags, void *stream, aot_diag *d)
 {
     aot_op_kernel k;
     AOT_FORWARD(aot_op_find(name, kargs_size, &k, d));
-    return aot_op_run(&k, kargs, grid, block, 0, stream, d);
+    return aot_op_run(&k, kargs, grid, block, 0, flags, stream, d);
 }

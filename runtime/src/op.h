@@ -20,15 +20,15 @@ typedef struct {
 aiter_aot_status aot_op_find(const char *name, unsigned kargs_size, aot_op_kernel *k, aot_diag *d);
 
 /* Launches a found kernel with a 1-D grid and `shared` bytes of dynamic shared memory (what its
- * AOT_SHARED_DYN array takes). */
+ * AOT_SHARED_DYN array takes); flags: 0 or AOT_LAUNCH_FOLLOWS (gpu.h). */
 aiter_aot_status aot_op_run(const aot_op_kernel *k, void *kargs, unsigned grid, unsigned block, unsigned shared,
-                            void *stream, aot_diag *d);
+                            unsigned flags, void *stream, aot_diag *d);
 
 /* Multiprocessors (CUs / SMs) of the current device. */
 aiter_aot_status aot_op_multiprocessors(int *count, aot_diag *d);
 
 /* aot_op_find, then aot_op_run. */
 aiter_aot_status aot_op_launch(const char *name, void *kargs, unsigned kargs_size, unsigned grid,
-                               unsigned block, void *stream, aot_diag *d);
+                               unsigned block, unsigned flags, void *stream, aot_diag *d);
 
 #endif

@@ -78,6 +78,6 @@ aiter_aot_status aiter_aot_fmha_varlen_fwd(const aiter_aot_fmha_varlen_fwd_args 
     aot_fmha_kargs k = {a.q, a.k, a.v, a.out, a.softmax_lse, a.cu_seqlens_q, a.cu_seqlens_k, row[0], row[1], row[2], row[3],
                         a.batch, a.hq, a.hk, a.total_q, tiles, a.causal != 0, a.window_left, a.window_right,
                         a.dtype == AITER_AOT_DTYPE_F16, 0, a.softmax_scale, a.logits_soft_cap};
-    s = aot_op_run(&kern, &k, (unsigned)(tiles * a.hq * a.batch), AOT_FMHA_WAVES * kern.wave, 0, stream, d);
+    s = aot_op_run(&kern, &k, (unsigned)(tiles * a.hq * a.batch), AOT_FMHA_WAVES * kern.wave, 0, 0, stream, d);
     return aot_api_return(s, d);
 }

@@ -98,9 +98,9 @@ size_t aiter_aot_mhc_workspace_size(int32_t tokens, int32_t hidden)
 /* ---- launches ---- */
 
 /* matrix_units: mhc_gemm_n4/n1 (AOT_MHC_TC_TOKENS a wave, the staged residual in dynamic shared
- * memory), else mhc_gemm_fused. */
-static aiter_aot_status launch_gemm(const char *name, int matrix_units, aot_mhc_gemm_kargs *k, void *stream,
-                                    aot_diag *d)
+ * memory), else mhc_gemm_fused. flags: as aot_op_run's. */
+static aiter_aot_status launch_gemm(const char *name, int matrix_units, aot_mhc_gemm_kargs *k, unsigned flags,
+                                    void *stream, aot_diag *d)
 {
     aot_op_kernel kern;
     AOT_FORWARD(aot_op_find(name, sizeof *k, &kern, d));
@@ -108,7 +108,7 @@ static aiter_aot_status launch_gemm(const char *name, int matrix_units, aot_mhc_
     unsigned tokens_per_block = threads / kern.wave * (matrix_units ? AOT_MHC_TC_TOKENS : AOT_MHC_GEMM_TOKENS);
     unsigned tiles = ((unsigned)k->tokens + tokens_per_block - 1) / tokens_per_block;
     unsigned shared = matrix_units ? AOT_MHC_TC_SHARED(kern.wave, k->fn_terms != NULL) : 0;
-    return aot_op_run(&kern, k, tiles * (unsigned)k->splits, threads, shared, stream, d);
+    return aot_op_run(&kern, k, tiles * (unsigned)k->splits, threads, shared, flags, stream, d);
 }
 
 static const char *pre_kernel(int broadcast, int norm)
@@ -126,16 +126,17 @@ static aiter_aot_status gemm_check(const aiter_aot_mhc_prenorm_gemm_args *a, aot
 }
 
 /* fn_terms: NULL, or pre_full's workspace for fn's terms, made first by mhc_fn_terms (a block per
- * chunk of the projection's k) and then copied by every token block instead of split again. */
+ * chunk of the projection's k) and then copied by every token block instead of split again (the
+ * projection launched early, its residual copies under way while the terms are made). */
 static aiter_aot_status gemm_run(const aiter_aot_mhc_prenorm_gemm_args *a, uint16_t *fn_terms, void *stream, aot_diag *d)
 {
     aot_mhc_gemm_kargs k = {.residual = a->residual, .fn = a->fn, .fn_terms = fn_terms, .mix = a->mix,
                             .sqrsum = a->sqrsum, .tokens = a->tokens, .hidden = a->hidden, .splits = a->splits,
                             .streams = a->broadcast ? 1 : AOT_MHC_N};
-    if (fn_terms == NULL) return launch_gemm(a->broadcast ? "mhc_gemm_n1" : "mhc_gemm_n4", 1, &k, stream, d);
+    if (fn_terms == NULL) return launch_gemm(a->broadcast ? "mhc_gemm_n1" : "mhc_gemm_n4", 1, &k, 0, stream, d);
     AOT_FORWARD(aot_op_launch("mhc_fn_terms", &k, sizeof k, (unsigned)(k.streams * a->hidden / AOT_MHC_TC_CHUNK),
-                              AOT_MHC_TC_BLOCK, stream, d));
-    return launch_gemm(a->broadcast ? "mhc_gemm_n1_terms" : "mhc_gemm_n4_terms", 1, &k, stream, d);
+                              AOT_MHC_TC_BLOCK, 0, stream, d));
+    return launch_gemm(a->broadcast ? "mhc_gemm_n1_terms" : "mhc_gemm_n4_terms", 1, &k, AOT_LAUNCH_FOLLOWS, stream, d);
 }
 
 aiter_aot_status aiter_aot_mhc_prenorm_gemm(const aiter_aot_mhc_prenorm_gemm_args *args, void *stream)
@@ -172,14 +173,15 @@ static aiter_aot_status pre_check(const aiter_aot_mhc_pre_args *a, aot_diag *d)
     return AITER_AOT_STATUS_OK;
 }
 
-static aiter_aot_status pre_run(const aiter_aot_mhc_pre_args *a, void *stream, aot_diag *d)
+/* flags: AOT_LAUNCH_FOLLOWS after pre_full's projection. */
+static aiter_aot_status pre_run(const aiter_aot_mhc_pre_args *a, unsigned flags, void *stream, aot_diag *d)
 {
     const aiter_aot_mhc_params *p = &a->params;
     aot_mhc_pre_kargs k = {a->mix, a->sqrsum, a->scale, a->base, a->residual, a->norm_weight, a->post, a->comb,
                            a->layer_input, a->residual_out, a->tokens, a->hidden, a->splits, p->sinkhorn_iters,
                            p->rms_eps, p->pre_eps, p->sinkhorn_eps, p->post_mult, p->norm_eps, 0};
     return aot_op_launch(pre_kernel(a->broadcast, a->norm_weight != NULL), &k, sizeof k, (unsigned)a->tokens,
-                         AOT_MHC_BLOCK, stream, d);
+                         AOT_MHC_BLOCK, flags, stream, d);
 }
 
 aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *stream)
@@ -188,7 +190,7 @@ aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *str
     aiter_aot_mhc_pre_args a;
     aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_pre", &d);
     if (s == AITER_AOT_STATUS_OK) s = pre_check(&a, &d);
-    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) s = pre_run(&a, stream, &d);
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) s = pre_run(&a, 0, stream, &d);
     return aot_api_return(s, &d);
 }
 
@@ -219,7 +221,7 @@ static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void 
     AOT_FORWARD(gemm_check(&g, d));
     AOT_FORWARD(pre_check(&p, d)); /* both checked before either launches */
     AOT_FORWARD(gemm_run(&g, a->tokens >= TERMS_MIN_TOKENS ? fn_terms : NULL, stream, d));
-    return pre_run(&p, stream, d);
+    return pre_run(&p, AOT_LAUNCH_FOLLOWS, stream, d);
 }
 
 aiter_aot_status aiter_aot_mhc_pre_full(const aiter_aot_mhc_pre_full_args *args, void *stream)
@@ -246,7 +248,7 @@ aiter_aot_status aiter_aot_mhc_post(const aiter_aot_mhc_post_args *args, void *s
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
         aot_mhc_post_kargs k = {a.comb, a.post, a.residual, a.x, a.out, a.tokens, a.hidden};
         unsigned spans = ((unsigned)a.hidden + AOT_MHC_POST_SPAN - 1) / AOT_MHC_POST_SPAN;
-        s = aot_op_launch("mhc_post", &k, sizeof k, (unsigned)a.tokens * spans, AOT_MHC_BLOCK, stream, d);
+        s = aot_op_launch("mhc_post", &k, sizeof k, (unsigned)a.tokens * spans, AOT_MHC_BLOCK, 0, stream, d);
     }
     return aot_api_return(s, d);
 }
@@ -270,7 +272,7 @@ aiter_aot_status aiter_aot_mhc_fused_post_pre(const aiter_aot_mhc_fused_post_pre
         aot_mhc_gemm_kargs k = {.residual = a.residual, .fn = a.fn, .mix = a.mix, .sqrsum = a.sqrsum, .y = a.x,
                                 .post = a.post, .comb = a.comb, .residual_out = a.residual_out, .tokens = a.tokens,
                                 .hidden = a.hidden, .splits = a.splits, .streams = AOT_MHC_N};
-        s = launch_gemm("mhc_gemm_fused", 0, &k, stream, d);
+        s = launch_gemm("mhc_gemm_fused", 0, &k, 0, stream, d);
     }
     return aot_api_return(s, d);
 }
@@ -288,7 +290,7 @@ aiter_aot_status aiter_aot_mhc_head(const aiter_aot_mhc_head_args *args, void *s
     if (s == AITER_AOT_STATUS_OK && !(a.rms_eps >= 0 && a.eps >= 0)) s = BAD("mhc_head: rms_eps and eps must be >= 0");
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
         aot_mhc_head_kargs k = {a.residual, a.fn, a.scale, a.base, a.out, a.tokens, a.hidden, a.rms_eps, a.eps};
-        s = aot_op_launch("mhc_head", &k, sizeof k, (unsigned)a.tokens, AOT_MHC_BLOCK, stream, d);
+        s = aot_op_launch("mhc_head", &k, sizeof k, (unsigned)a.tokens, AOT_MHC_BLOCK, 0, stream, d);
     }
     return aot_api_return(s, d);
 }

@@ -62,7 +62,7 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
                         (int32_t)a.gating_dtype, wide};
     unsigned rows_per_block = AOT_TOPK_BLOCK / wave;
     unsigned grid = (unsigned)((a.tokens + rows_per_block - 1) / rows_per_block);
-    s = aot_op_launch(name, &k, sizeof k, grid, AOT_TOPK_BLOCK, stream, &d);
+    s = aot_op_launch(name, &k, sizeof k, grid, AOT_TOPK_BLOCK, 0, stream, &d);
     return aot_api_return(s, &d);
 }
 
@@ -108,11 +108,14 @@ static aiter_aot_status sort_check(const aiter_aot_moe_sorting_args *a, aot_diag
     return s;
 }
 
+/* The second and third launch early, each waiting in the kernel for the one before. */
 static aiter_aot_status sort_launches(aot_moe_sort_kargs *k, void *stream, aot_diag *d)
 {
-    AOT_FORWARD(aot_op_launch("moe_sort_count", k, sizeof *k, (unsigned)k->chunks, AOT_MOE_BLOCK, stream, d));
-    AOT_FORWARD(aot_op_launch("moe_sort_chunk_scan", k, sizeof *k, (unsigned)k->experts, AOT_MOE_BLOCK, stream, d));
-    return aot_op_launch("moe_sort_scatter", k, sizeof *k, (unsigned)k->scatter_blocks, AOT_MOE_BLOCK, stream, d);
+    AOT_FORWARD(aot_op_launch("moe_sort_count", k, sizeof *k, (unsigned)k->chunks, AOT_MOE_BLOCK, 0, stream, d));
+    AOT_FORWARD(aot_op_launch("moe_sort_chunk_scan", k, sizeof *k, (unsigned)k->experts, AOT_MOE_BLOCK,
+                              AOT_LAUNCH_FOLLOWS, stream, d));
+    return aot_op_launch("moe_sort_scatter", k, sizeof *k, (unsigned)k->scatter_blocks, AOT_MOE_BLOCK,
+                         AOT_LAUNCH_FOLLOWS, stream, d);
 }
 
 aiter_aot_status aiter_aot_moe_sorting(const aiter_aot_moe_sorting_args *args, void *stream)

@@ -15,6 +15,24 @@ typedef void *CUcontext;
 enum { CU_ATTR_MULTIPROCESSOR_COUNT = 16, CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
 enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 
+/* cuLaunchKernelEx's configuration, cuda.h's layout, with the one attribute set here:
+ * CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, whose value is an int flag. */
+enum { CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+typedef struct {
+    unsigned id;
+    char pad[4];
+    union {
+        char raw[64];
+        int allowed;
+    } value;
+} cu_launch_attr;
+typedef struct {
+    unsigned grid[3], block[3], shared;
+    void *stream;
+    cu_launch_attr *attrs;
+    unsigned nattrs;
+} cu_launch_config;
+
 static struct {
     CUresult (*init)(unsigned);
     CUresult (*device_get_count)(int *);
@@ -30,6 +48,7 @@ static struct {
     CUresult (*module_get_function)(void **, void *, const char *);
     CUresult (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                        unsigned, void *, void **, void **);
+    CUresult (*launch_ex)(const cu_launch_config *, void *, void **, void **); /* CUDA 12+; may be NULL */
     CUresult (*func_set_attribute)(void *, int, int);
     CUresult (*get_error_string)(CUresult, const char **);
 } cu;
@@ -141,7 +160,7 @@ static void opted_raise(opted_entry *e, unsigned shared)
     while (old < shared && !atomic_compare_exchange_weak(&e->shared, &old, shared)) {}
 }
 
-static aiter_aot_status cuda_launch(void *fn, unsigned grid, unsigned block, unsigned shared,
+static aiter_aot_status cuda_launch(void *fn, unsigned grid, unsigned block, unsigned shared, unsigned flags,
                                     void *stream, void *args, aot_diag *d)
 {
     void *params[] = {args};
@@ -152,6 +171,12 @@ static aiter_aot_status cuda_launch(void *fn, unsigned grid, unsigned block, uns
                      AITER_AOT_STATUS_LAUNCH_FAILED);
             opted_raise(opted_entry_of(fn, 1), shared);
         }
+    }
+    if ((flags & AOT_LAUNCH_FOLLOWS) && cu.launch_ex != NULL) {
+        cu_launch_attr early = {.id = CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, .value.allowed = 1};
+        const cu_launch_config cfg = {{grid, 1, 1}, {block, 1, 1}, shared, stream, &early, 1};
+        CU_CHECK(cu.launch_ex(&cfg, fn, params, NULL), AITER_AOT_STATUS_LAUNCH_FAILED);
+        return AITER_AOT_STATUS_OK;
     }
     CU_CHECK(cu.launch(fn, grid, 1, 1, block, 1, 1, shared, stream, params, NULL),
              AITER_AOT_STATUS_LAUNCH_FAILED);
@@ -175,6 +200,7 @@ aiter_aot_status aot_gpu_bind_cuda(aot_gpu *gpu, int may_load, int global, aot_d
         {"cuModuleLoadData", NULL, (void **)&cu.module_load_data, 0},
         {"cuModuleGetFunction", NULL, (void **)&cu.module_get_function, 0},
         {"cuLaunchKernel", NULL, (void **)&cu.launch, 0},
+        {"cuLaunchKernelEx", NULL, (void **)&cu.launch_ex, 1},
         {"cuFuncSetAttribute", NULL, (void **)&cu.func_set_attribute, 0},
         {"cuGetErrorString", NULL, (void **)&cu.get_error_string, 0},
         {NULL, NULL, NULL, 0}};

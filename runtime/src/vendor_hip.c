@@ -91,9 +91,10 @@ static aiter_aot_status hip_get_function(void *module, const char *name, void **
     return AITER_AOT_STATUS_OK;
 }
 
-static aiter_aot_status hip_launch(void *fn, unsigned grid, unsigned block, unsigned shared,
+static aiter_aot_status hip_launch(void *fn, unsigned grid, unsigned block, unsigned shared, unsigned flags,
                                    void *stream, void *args, aot_diag *d)
 {
+    (void)flags; /* HIP launches in stream order */
     void *params[] = {args};
     HIP_CHECK(hip.launch(fn, grid, 1, 1, block, 1, 1, shared, stream, params, NULL),
               AITER_AOT_STATUS_LAUNCH_FAILED);

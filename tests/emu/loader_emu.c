@@ -37,11 +37,11 @@ static aot_kernel_fn table[] = {EMU_KERNELS(ENTRY)};
 
 static unsigned long long launches;
 
-static aiter_aot_status emu_gpu_launch(void *fn, unsigned grid, unsigned block, unsigned shared,
+static aiter_aot_status emu_gpu_launch(void *fn, unsigned grid, unsigned block, unsigned shared, unsigned flags,
                                        void *stream, void *args, aot_diag *d)
 {
     char err[256];
-    (void)stream;
+    (void)stream, (void)flags; /* kernels run one after another */
     if (emu_launch((emu_kernel_fn)fn, args, grid, block, shared, AOT_EMU_WAVE, err, sizeof err) != 0)
         return aot_fail(d, AITER_AOT_STATUS_LAUNCH_FAILED, "%s", err);
     return AITER_AOT_STATUS_OK;
