@@ -519,6 +519,255 @@ MHC_PRE(mhc_pre_norm, false, true)
 MHC_PRE(mhc_pre_broadcast, true, false)
 MHC_PRE(mhc_pre_broadcast_norm, true, true)
 
+/* ---- pre_full in one pass (NVIDIA: partial barriers and mma.sync) ----
+ * The residual is read from DRAM once (mhc_kargs.h's AOT_MHC_OP_*): every block owns 32 hidden
+ * positions of all 4 streams for every token, so a step's partial sums over those 128 k need
+ * one sum over the blocks, which the reducer waves do while the workers go on projecting; the
+ * tile waits in shared memory LAG steps for its tokens' pre. Counters in global memory order
+ * the steps between blocks (the launch is cooperative: every block resident). fn's terms stay
+ * in registers; comb leaves as logits for mhc_sinkhorn. */
+#if defined(AOT_PART_BARRIERS) && defined(AOT_MMA_SYNC)
+#define OPW AOT_MHC_OP_W
+#define OPT AOT_MHC_OP_T
+#define OPK (N_ * OPW)
+#define OP_MIX (AOT_MHC_MIX + 1) /* the 24 sums and the sum of squares */
+#define OP_ROW AOT_MHC_OP_ROW
+
+typedef aot_mma_m16n8k16 op_mma;
+enum { OP_KSTEPS = OPK / 2 / op_mma::K, OP_NT = 3 * AOT_MHC_MIX / op_mma::N }; /* a wave's half of k; 3 terms */
+
+/* Term q (0 hi, 1 mid, 2 lo) of v: hi + mid + lo = v exactly (fn_store's split, one value). */
+AOT_DEV aot_u16 term_of(float v, int q)
+{
+    const aot_u16 hi = aot_f32_to_bf16(v);
+    const float r = v - aot_bf16_to_f32(hi);
+    const aot_u16 mid = aot_f32_to_bf16(r);
+    return q == 0 ? hi : q == 1 ? mid : aot_f32_to_bf16(r - aot_bf16_to_f32(mid));
+}
+
+/* The B fragments of this wave's half of the block's k, every term and output, from fn. */
+AOT_DEV void op_fn_frags(const aot_mhc_onepass_kargs &a, int h0, int kh, aot_u16 (&b)[OP_KSTEPS][OP_NT][op_mma::B])
+{
+    typedef op_mma S;
+    const aot_i64 K = (aot_i64)N_ * a.hidden;
+    const int lane = aot_lane();
+#pragma unroll
+    for (int ks = 0; ks < OP_KSTEPS; ks++)
+#pragma unroll
+        for (int n = 0; n < OP_NT; n++)
+#pragma unroll
+            for (int i = 0; i < S::B; i++) {
+                const int k = kh * (OPK / 2) + ks * S::K + S::b_k(lane, i), col = n * S::N + S::b_col(lane, i);
+                const int q = col / AOT_MHC_MIX, o = col % AOT_MHC_MIX;
+                b[ks][n][i] = term_of(a.fn[o * K + (aot_i64)(k / OPW) * a.hidden + h0 + k % OPW], q);
+            }
+}
+
+/* Copies step s's tile (OPT tokens x 4 streams x OPW positions) into a swizzled slot. */
+AOT_DEV void op_tile_issue(const aot_mhc_onepass_kargs &a, int h0, int s, aot_u16 *slot)
+{
+    constexpr int PIECES = OPT * N_ * OPW / 8;
+#pragma unroll
+    for (int m = 0; m < PIECES / AOT_MHC_OP_WORKERS; m++) {
+        const int p = aot_thread_x() + m * AOT_MHC_OP_WORKERS, r = p / (PIECES / OPT), k = p % (PIECES / OPT) * 8;
+        const int t = s * OPT + r;
+        const aot_u16 *src = a.residual + ((aot_i64)(t < a.tokens ? t : 0) * N_ + k / OPW) * a.hidden + h0 + k % OPW;
+        aot_copy16_async(slot + aot_swz(r, k, OPT), src, t < a.tokens);
+    }
+}
+
+/* Wave w projects rows 16 (w % 4).. of the tile over its half w / 4 of k, the squares from the
+ * same fragments; the halves meet in red, the sums in out (a row's 25 of OP_ROW floats), which
+ * the workers store as whole rows: the step's partials [row][block][OP_ROW]. Thread 0 arrives
+ * on the step's counter. */
+AOT_DEV void op_project(const aot_mhc_onepass_kargs &a, const aot_u16 *slot, int s,
+                        const aot_u16 (&b)[OP_KSTEPS][OP_NT][op_mma::B], float *red, float *out)
+{
+    typedef op_mma S;
+    const int w = aot_thread_x() / AOT_WAVE, lane = aot_lane(), mi = w % 4, kh = w / 4;
+    float acc[OP_NT][S::C], sq[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int n = 0; n < OP_NT; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) acc[n][i] = 0.0f;
+#pragma unroll
+    for (int ks = 0; ks < OP_KSTEPS; ks++) {
+        aot_u16 x[S::A];
+        aot_frag_a(S(), slot, OPT, mi * S::M, kh * (OPK / 2) + ks * S::K, lane, x);
+#pragma unroll
+        for (int i = 0; i < S::A; i++) {
+            const float v = aot_bf16_to_f32(x[i]);
+            sq[(i / 2) % 2] += v * v; /* a_row: g + 8 ((i / 2) % 2) */
+        }
+#pragma unroll
+        for (int n = 0; n < OP_NT; n++) aot_mma_bf16(S(), acc[n], x, b[ks][n]);
+    }
+    constexpr int NV = AOT_MHC_MIX / S::N * S::C + 2; /* a lane's sums of the three terms, and its 2 rows' squares */
+    float v[NV];
+#pragma unroll
+    for (int m = 0; m < AOT_MHC_MIX / S::N; m++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) v[m * S::C + i] = acc[m][i] + acc[m + 3][i] + acc[m + 6][i];
+    v[NV - 2] = sq[0], v[NV - 1] = sq[1];
+    float *mine = red + (mi * AOT_WAVE + lane) * NV;
+    if (kh == 1)
+#pragma unroll
+        for (int j = 0; j < NV; j++) mine[j] = v[j];
+    aot_sync_part<1, AOT_MHC_OP_WORKERS>();
+    if (kh == 0) {
+#pragma unroll
+        for (int j = 0; j < NV; j++) v[j] += mine[j];
+#pragma unroll
+        for (int j = NV - 2; j < NV; j++) v[j] += aot_shfl_xor_f32(v[j], 1), v[j] += aot_shfl_xor_f32(v[j], 2);
+#pragma unroll
+        for (int m = 0; m < AOT_MHC_MIX / S::N; m++)
+#pragma unroll
+            for (int i = 0; i < S::C; i++)
+                out[(mi * S::M + S::c_row(lane, i)) * OP_ROW + m * S::N + S::c_col(lane, i)] = v[m * S::C + i];
+        if (lane % 4 == 0)
+#pragma unroll
+            for (int j = 0; j < 2; j++) out[(mi * S::M + lane / 4 + 8 * j) * OP_ROW + AOT_MHC_MIX] = v[NV - 2 + j];
+    }
+    aot_sync_part<1, AOT_MHC_OP_WORKERS>();
+    const int P = a.blocks;
+    float *part = a.parts + (aot_i64)(s % AOT_MHC_OP_PSLOTS) * OPT * P * OP_ROW + (aot_i64)aot_block_x() * OP_ROW;
+#pragma unroll
+    for (int m = 0; m < OPT * OP_ROW / 4 / AOT_MHC_OP_WORKERS; m++) {
+        const int f = aot_thread_x() + m * AOT_MHC_OP_WORKERS, row = f / (OP_ROW / 4), c = f % (OP_ROW / 4) * 4;
+        *(aot_u32x4 *)(part + (aot_i64)row * P * OP_ROW + c) = *(const aot_u32x4 *)(out + row * OP_ROW + c);
+    }
+    aot_sync_part<1, AOT_MHC_OP_WORKERS>();
+    if (aot_thread_x() == 0) aot_add_release_i32(a.counters + s, 1);
+}
+
+/* Waits (thread 32, then the workers) until counter c reaches n. */
+AOT_DEV void op_wait_workers(const int *c, int n)
+{
+    if (aot_thread_x() == AOT_WAVE)
+        while (aot_load_acquire_i32(c) < n) {}
+    aot_sync_part<1, AOT_MHC_OP_WORKERS>();
+}
+
+/* layer_input of step s's tokens at the block's positions, from the tile: thread i mixes 8
+ * positions of token i / 4. */
+AOT_DEV void op_mix(const aot_mhc_onepass_kargs &a, const aot_u16 *slot, int s, int h0)
+{
+    const int r = aot_thread_x() / 4, k = aot_thread_x() % 4 * 8, t = s * OPT + r;
+    if (t >= a.tokens) return;
+    const float *pre = a.pre + (aot_i64)t * N_;
+    const float p[N_] = {pre[0], pre[1], pre[2], pre[3]};
+    aot_u16x8 x[N_], o;
+#pragma unroll
+    for (int j = 0; j < N_; j++) x[j] = aot_load_u16x8(slot + aot_swz(r, j * OPW + k, OPT));
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        o.v[i] = aot_f32_to_bf16(p[0] * aot_bf16_to_f32(x[0].v[i]) + p[1] * aot_bf16_to_f32(x[1].v[i]) +
+                                 p[2] * aot_bf16_to_f32(x[2].v[i]) + p[3] * aot_bf16_to_f32(x[3].v[i]));
+    aot_store_u16x8(a.layer_input + (aot_i64)t * a.hidden + h0 + k, o);
+}
+
+/* Reducer wave r (0, 1): tokens g = block + blocks (r + 2 m). Each: wait for its step's
+ * projections, sum the token's row of partials over the blocks (16-byte piece f of the row,
+ * taken by lane f % 32, holds outputs 4 (f % 8)..), then pre (to a.pre, and an arrival), post,
+ * and comb's logits. */
+AOT_DEV void op_reduce(const aot_mhc_onepass_kargs &a, int r)
+{
+    const int lane = aot_lane(), P = a.blocks;
+    for (int g = aot_block_x() + P * r; g < a.tokens; g += 2 * P) {
+        const int s = g / OPT;
+        if (lane == 0)
+            while (aot_load_acquire_i32(a.counters + s) < P) {}
+        aot_sync_wave();
+        const float *row = a.parts + ((aot_i64)(s % AOT_MHC_OP_PSLOTS) * OPT + g % OPT) * P * OP_ROW;
+        float q4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        constexpr int BATCH = 8; /* loads in flight at once: a token's row is 4 trips to L2, not 32 */
+        for (int f0 = lane; f0 < P * OP_ROW / 4; f0 += BATCH * AOT_WAVE) {
+            aot_u32 q[BATCH][4];
+#pragma unroll
+            for (int m = 0; m < BATCH; m++) {
+                const int f = f0 + m * AOT_WAVE;
+                q[m][0] = q[m][1] = q[m][2] = q[m][3] = 0u;
+                if (f < P * OP_ROW / 4) aot_load_device_u32x4((const aot_u32 *)row + 4 * f, q[m]);
+            }
+#pragma unroll
+            for (int m = 0; m < BATCH; m++)
+#pragma unroll
+                for (int i = 0; i < 4; i++) q4[i] += aot_f32_from_bits(q[m][i]);
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++) q4[i] += aot_shfl_xor_f32(q4[i], 8), q4[i] += aot_shfl_xor_f32(q4[i], 16);
+        float v[OP_MIX]; /* lane 0: output o from lane o / 4 */
+#pragma unroll
+        for (int o = 0; o < OP_MIX; o++) v[o] = aot_shfl_f32(q4[o % 4], o / 4);
+        if (lane != 0) continue;
+        const float rms = aot_rsqrt_fast(v[AOT_MHC_MIX] / ((float)N_ * (float)a.hidden) + a.rms_eps);
+        float *pre = a.pre + (aot_i64)g * N_, *post = a.post + (aot_i64)g * N_, *comb = a.comb + (aot_i64)g * 16;
+#pragma unroll
+        for (int j = 0; j < N_; j++) pre[j] = aot_sigmoid(v[j] * rms * a.scale[0] + a.base[j]) + a.pre_eps;
+        aot_add_release_i32(a.counters + a.steps + s, 1);
+#pragma unroll
+        for (int j = 0; j < N_; j++) post[j] = aot_sigmoid(v[N_ + j] * rms * a.scale[1] + a.base[N_ + j]) * a.post_mult;
+#pragma unroll
+        for (int e = 0; e < 16; e++) comb[e] = v[2 * N_ + e] * rms * a.scale[2] + a.base[2 * N_ + e];
+    }
+}
+
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_OP_THREADS) void mhc_pre_onepass(aot_mhc_onepass_kargs a)
+{
+    AOT_SHARED_DYN_TILE(slots, AOT_MHC_OP_SLOTS * OPT * OPK);
+    AOT_SHARED(float, red, 4 * AOT_WAVE * (AOT_MHC_MIX / op_mma::N * op_mma::C + 2));
+    AOT_SHARED(aot_u32x4, out_x4, OPT * OP_ROW / 4);
+    const int w = aot_thread_x() / AOT_WAVE, h0 = aot_block_x() * OPW;
+    if (w >= AOT_MHC_OP_WORKERS / AOT_WAVE) {
+        aot_grid_wait(); /* after mhc_onepass_init, which zeroes the counters */
+        return op_reduce(a, w - AOT_MHC_OP_WORKERS / AOT_WAVE);
+    }
+    const int steps = a.steps, L = AOT_MHC_OP_LAG, D = AOT_MHC_OP_AHEAD;
+    for (int s = 0; s < D; s++) {
+        if (s < steps) op_tile_issue(a, h0, s, slots + s * OPT * OPK);
+        aot_copy_async_commit();
+    }
+    aot_u16 b[OP_KSTEPS][OP_NT][op_mma::B];
+    op_fn_frags(a, h0, w / 4, b);
+    aot_grid_wait(); /* the inputs only, above */
+    for (int i = 0; i < steps + L; i++) {
+        if (i < steps) {
+            aot_copy_async_wait_prior<AOT_MHC_OP_AHEAD - 1>(); /* this thread's copies of step i landed */
+            aot_sync_part<1, AOT_MHC_OP_WORKERS>();            /* everyone's; step i - 1's mix is done */
+            op_project(a, slots + i % AOT_MHC_OP_SLOTS * OPT * OPK, i, b, red, (float *)out_x4);
+        }
+        const int j = i - L;
+        if (j >= 0) {
+            const int n = a.tokens - j * OPT < OPT ? a.tokens - j * OPT : OPT;
+            op_wait_workers(a.counters + steps + j, n);
+            op_mix(a, slots + j % AOT_MHC_OP_SLOTS * OPT * OPK, j, h0);
+        }
+        if (i + D < steps) op_tile_issue(a, h0, i + D, slots + (i + D) % AOT_MHC_OP_SLOTS * OPT * OPK);
+        aot_copy_async_commit();
+    }
+}
+AOT_EMU_ENTRY(mhc_pre_onepass, aot_mhc_onepass_kargs)
+
+/* Zeroes the one-pass counters (the workspace comes uninitialized). */
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_onepass_init(aot_mhc_onepass_kargs a)
+{
+    aot_grid_launch_next();
+    for (int i = aot_thread_x(); i < 2 * a.steps; i += AOT_MHC_BLOCK) a.counters[i] = 0;
+}
+AOT_EMU_ENTRY(mhc_onepass_init, aot_mhc_onepass_kargs)
+
+/* comb from its logits in place (after mhc_pre_onepass): 16 lanes a token. */
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_sinkhorn(aot_mhc_pre_kargs a)
+{
+    const aot_i64 t = (aot_i64)aot_block_x() * (AOT_MHC_BLOCK / 16) + aot_thread_x() / 16;
+    const int e = aot_lane() % 16;
+    aot_grid_wait();
+    const float c = sinkhorn(t < a.tokens ? a.comb[t * 16 + e] : 0.0f, a.sinkhorn_iters, a.sinkhorn_eps);
+    if (t < a.tokens) a.comb[t * 16 + e] = c;
+}
+AOT_EMU_ENTRY(mhc_sinkhorn, aot_mhc_pre_kargs)
+#endif
+
 /* ---- post ---- */
 
 AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_post(aot_mhc_post_kargs a)
