@@ -31,14 +31,6 @@
  *   aot_fence_device()     orders this thread's global writes before its later ones for every
  *                          block of the launch (with an atomic: the "last block" pattern)
  *   aot_load_device_i32(p) a global int another block of the launch wrote before its fence
- *   aot_load_device_u32x4(p, r)  the same for 4 words (16-byte aligned), into r[4]
- *   aot_add_release_i32(p, v)  adds v to *p after every write of this thread, and every write
- *                          it has seen (a block barrier before: the block's), is visible
- *   aot_load_acquire_i32(p)  *p, with every write released before the add it reads visible
- *                          to this thread's later reads (a spin on counters between blocks)
- * Partial barriers (a vendor that has them defines AOT_PART_BARRIERS):
- *   aot_sync_part<ID, THREADS>()  barrier for the block's first THREADS threads (whole waves),
- *                          ID 1..15, with shared-memory ordering; the other threads go on
  *
  * Early launches (a vendor that can start a kernel's blocks before the kernel before it in the
  * stream has ended defines AOT_GRID_DEPENDENCY; elsewhere both calls do nothing and kernels run
@@ -128,21 +120,6 @@ struct __attribute__((aligned(16))) aot_u32x4 {
     aot_u32 v[4];
 };
 AOT_DEV aot_u32x4 aot_load_u32x4(const aot_u32 *p) { return *(const aot_u32x4 *)p; }
-#if !defined(AOT_ACQUIRE_RELEASE)
-AOT_DEV void aot_add_release_i32(int *p, int v) { aot_fence_device(), aot_atomic_add_i32(p, v); }
-AOT_DEV int aot_load_acquire_i32(const int *p)
-{
-    const int v = aot_load_device_i32(p);
-    aot_fence_device();
-    return v;
-}
-#endif
-#if !defined(AOT_LOAD_DEVICE_U32X4)
-AOT_DEV void aot_load_device_u32x4(const aot_u32 *p, aot_u32 (&r)[4])
-{
-    for (int i = 0; i < 4; i++) r[i] = (aot_u32)aot_load_device_i32((const int *)p + i);
-}
-#endif
 
 /* Two 16-bit values as one 4-byte access (4-byte aligned), the lower index in the low half.
  * Every shape's fragments hold k in pairs (elements 2i and 2i+1: same row, k and k+1, k even),

@@ -41,26 +41,6 @@ AOT_DEV unsigned aot_bits_from_f32(float f) { return __float_as_uint(f); }
 AOT_DEV int aot_atomic_add_i32(int *p, int v) { return atomicAdd(p, v); }
 AOT_DEV void aot_fence_device(void) { __threadfence(); }
 AOT_DEV int aot_load_device_i32(const int *p) { return __ldcg(p); } /* from L2, not a stale L1 line */
-template <int ID, int THREADS>
-AOT_DEV void aot_sync_part(void)
-{
-    static_assert(ID >= 1 && ID < 16 && THREADS % 32 == 0, "a named barrier of whole warps");
-    asm volatile("bar.sync %0, %1;" ::"n"(ID), "n"(THREADS) : "memory");
-}
-#define AOT_PART_BARRIERS 1
-#define AOT_ACQUIRE_RELEASE 1
-AOT_DEV int aot_load_acquire_i32(const int *p)
-{
-    int v;
-    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-AOT_DEV void aot_add_release_i32(int *p, int v) { asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); }
-#define AOT_LOAD_DEVICE_U32X4 1
-AOT_DEV void aot_load_device_u32x4(const unsigned *p, unsigned (&r)[4])
-{
-    asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "l"(p) : "memory");
-}
 
 /* Clusters (sm_90+): the barrier's arrive releases and its wait acquires; mapa gives the
  * generic address of the same shared variable in another block of the cluster. */

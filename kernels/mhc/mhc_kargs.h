@@ -64,38 +64,6 @@ typedef struct {
     float rms_eps, pre_eps, sinkhorn_eps, post_mult, norm_eps, reserved;
 } aot_mhc_pre_kargs;
 
-/* pre_full in one pass (mhc_pre_onepass, NVIDIA): block b owns hidden positions
- * [32 b, 32 b + 32) of all 4 streams (k = 128 of the projection) and walks the tokens in steps
- * of 64, its fn terms in registers. A step's residual tile is copied AHEAD steps ahead into one
- * of SLOTS shared-memory slots; the block projects it, stores its partial sums (one of PSLOTS
- * slots), and mixes the tile LAG steps later, once the step's pre is known. Two reducer waves
- * a block sum the partials of its tokens (token g: block g % blocks). */
-#define AOT_MHC_OP_W 32
-#define AOT_MHC_OP_T 64
-#define AOT_MHC_OP_WORKERS 256 /* 8 waves: 4 row tiles x 2 halves of the block's k */
-#define AOT_MHC_OP_THREADS (AOT_MHC_OP_WORKERS + 64)
-#define AOT_MHC_OP_AHEAD 3
-#ifndef AOT_MHC_OP_LAG
-#define AOT_MHC_OP_LAG 4
-#endif
-#define AOT_MHC_OP_SLOTS (AOT_MHC_OP_AHEAD + AOT_MHC_OP_LAG + 1)
-#define AOT_MHC_OP_PSLOTS (AOT_MHC_OP_LAG + 1)
-#define AOT_MHC_OP_ROW 32 /* floats of a block's partials of a token: the 25 sums, padded */
-#define AOT_MHC_OP_SHARED (1024 + AOT_MHC_OP_SLOTS * AOT_MHC_OP_T * AOT_MHC_N * AOT_MHC_OP_W * 2)
-
-typedef struct {
-    const uint16_t *residual;   /* bf16 [T][4][C] */
-    const float *fn;            /* [24][4 C] */
-    const float *scale, *base;  /* [3], [24] */
-    float *post, *comb;         /* [T][4]; [T][4][4]: the comb logits here, mhc_sinkhorn finishes */
-    uint16_t *layer_input;      /* bf16 [T][C] */
-    int32_t *counters;          /* [2][steps]: blocks' waves done projecting a step; its tokens reduced */
-    float *parts;               /* [PSLOTS][OP_T][blocks][32]: 25 used */
-    float *pre;                 /* [T][4] */
-    int32_t tokens, hidden, blocks, steps;
-    float rms_eps, pre_eps, post_mult, reserved;
-} aot_mhc_onepass_kargs;
-
 typedef struct {
     const float *comb, *post;   /* [T][4][4], [T][4] */
     const uint16_t *residual;   /* bf16 [T][4][C] */

@@ -26,9 +26,7 @@ typedef struct {
  * one calls aot_grid_wait (kernels/include/aot_device.h) before it touches what that one
  * writes, so the vendor may start its blocks early (CUDA: programmatic stream serialization,
  * where the driver has it; otherwise an ordinary launch). */
-enum { AOT_LAUNCH_FOLLOWS = 1, AOT_LAUNCH_COOPERATIVE = 2 };
-/* COOPERATIVE: the kernel's blocks wait for each other, so all must be resident at once; the
- * launch fails rather than run otherwise (CUDA only: HIP refuses it). */
+enum { AOT_LAUNCH_FOLLOWS = 1 };
 
 /* Binds the vendor library once per process (thread-safe). @return OK with *gpu set, or
  * GPU_RUNTIME / INTERPOSED with the reason. */

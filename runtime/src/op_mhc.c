@@ -86,29 +86,13 @@ aiter_aot_status aiter_aot_mhc_splits(int32_t tokens, int32_t hidden, int32_t *s
     return aot_api_return(s, d);
 }
 
-/* pre_full in one pass (mhc_pre_onepass) from this many tokens, on a device with at least
- * hidden / AOT_MHC_OP_W multiprocessors (a block each) and at most twice that. */
-#define ONEPASS_MIN_TOKENS 1024
-
-static int32_t onepass_steps(int32_t tokens) { return (tokens + AOT_MHC_OP_T - 1) / AOT_MHC_OP_T; }
-
-/* Its workspace: the counters, the partials' slots, pre; each from a 16-byte boundary. */
-static size_t onepass_bytes(int32_t tokens, int32_t hidden)
-{
-    size_t counters = ((size_t)2 * onepass_steps(tokens) * sizeof(int32_t) + 15) / 16 * 16;
-    size_t parts = (size_t)AOT_MHC_OP_PSLOTS * AOT_MHC_OP_T * AOT_MHC_OP_ROW * (hidden / AOT_MHC_OP_W) * sizeof(float);
-    return counters + parts + (size_t)tokens * AOT_MHC_N * sizeof(float);
-}
-
 /* pre_full's workspace: the partials, then fn's terms from the next 16-byte boundary (the
- * copies read them 16 bytes at a time); or the one-pass buffers, where larger. */
+ * copies read them 16 bytes at a time). */
 size_t aiter_aot_mhc_workspace_size(int32_t tokens, int32_t hidden)
 {
     if (check_shape("mhc_workspace_size", AOT_MHC_N, tokens, hidden, NULL) != AITER_AOT_STATUS_OK) return 0;
-    size_t two = (size_t)split_bound(tokens, hidden) * (size_t)tokens * (AOT_MHC_MIX + 1) * sizeof(float) + 16 +
-                 AOT_MHC_TERMS_BYTES(AOT_MHC_N * hidden);
-    size_t one = tokens >= ONEPASS_MIN_TOKENS ? onepass_bytes(tokens, hidden) + 16 : 0;
-    return two > one ? two : one;
+    return (size_t)split_bound(tokens, hidden) * (size_t)tokens * (AOT_MHC_MIX + 1) * sizeof(float) + 16 +
+           AOT_MHC_TERMS_BYTES(AOT_MHC_N * hidden);
 }
 
 /* ---- launches ---- */
@@ -217,37 +201,6 @@ aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *str
  * at 1024 tokens, 3 % less at 2048, 5 % at 4096 (docs/performance.md). */
 #define TERMS_MIN_TOKENS 1024
 
-/* pre_full in one pass where it applies (plain pre, no norm, no broadcast; see
- * ONEPASS_MIN_TOKENS) and the device's code objects have it: *done = 1. Three launches: the
- * counters zeroed, the pass (cooperative), Sinkhorn on comb's logits. */
-static aiter_aot_status onepass_run(const aiter_aot_mhc_pre_full_args *a, int mps, void *stream, int *done, aot_diag *d)
-{
-    const int32_t blocks = a->hidden / AOT_MHC_OP_W;
-    *done = 0;
-    if (a->broadcast || a->norm_weight || a->tokens < ONEPASS_MIN_TOKENS || blocks > mps || 2 * blocks < mps)
-        return AITER_AOT_STATUS_OK;
-    aot_op_kernel pass;
-    aiter_aot_status s = aot_op_find("mhc_pre_onepass", sizeof(aot_mhc_onepass_kargs), &pass, d);
-    if (s == AITER_AOT_STATUS_NO_CODE_OBJECT) return AITER_AOT_STATUS_OK; /* AMD: two passes */
-    AOT_FORWARD(s);
-    char *ws = (char *)a->workspace + (16 - (uintptr_t)a->workspace % 16) % 16;
-    int32_t *counters = (int32_t *)ws;
-    float *parts = (float *)(ws + ((size_t)2 * onepass_steps(a->tokens) * sizeof(int32_t) + 15) / 16 * 16);
-    aot_mhc_onepass_kargs k = {a->residual, a->fn, a->scale, a->base, a->post, a->comb, a->layer_input, counters, parts,
-                               parts + (size_t)AOT_MHC_OP_PSLOTS * AOT_MHC_OP_T * AOT_MHC_OP_ROW * blocks,
-                               a->tokens, a->hidden, blocks, onepass_steps(a->tokens),
-                               a->params.rms_eps, a->params.pre_eps, a->params.post_mult, 0};
-    aot_mhc_pre_kargs sk = {.comb = a->comb, .tokens = a->tokens, .sinkhorn_iters = a->params.sinkhorn_iters,
-                            .sinkhorn_eps = a->params.sinkhorn_eps};
-    AOT_FORWARD(aot_op_launch("mhc_onepass_init", &k, sizeof k, 1, AOT_MHC_BLOCK, 0, stream, d));
-    AOT_FORWARD(aot_op_run(&pass, &k, (unsigned)blocks, AOT_MHC_OP_THREADS, AOT_MHC_OP_SHARED,
-                           AOT_LAUNCH_FOLLOWS | AOT_LAUNCH_COOPERATIVE, stream, d));
-    AOT_FORWARD(aot_op_launch("mhc_sinkhorn", &sk, sizeof sk, (unsigned)((a->tokens + 15) / 16), AOT_MHC_BLOCK,
-                              AOT_LAUNCH_FOLLOWS, stream, d));
-    *done = 1;
-    return AITER_AOT_STATUS_OK;
-}
-
 static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void *stream, aot_diag *d)
 {
     if (a->workspace_size < aiter_aot_mhc_workspace_size(a->tokens, a->hidden))
@@ -267,9 +220,6 @@ static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void 
                                 a->broadcast, a->params};
     AOT_FORWARD(gemm_check(&g, d));
     AOT_FORWARD(pre_check(&p, d)); /* both checked before either launches */
-    int done;
-    AOT_FORWARD(onepass_run(a, mps, stream, &done, d));
-    if (done) return AITER_AOT_STATUS_OK;
     AOT_FORWARD(gemm_run(&g, a->tokens >= TERMS_MIN_TOKENS ? fn_terms : NULL, stream, d));
     return pre_run(&p, AOT_LAUNCH_FOLLOWS, stream, d);
 }

@@ -17,13 +17,13 @@ enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 
 /* cuLaunchKernelEx's configuration, cuda.h's layout, with the one attribute set here:
  * CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, whose value is an int flag. */
-enum { CU_LAUNCH_ATTR_COOPERATIVE = 2, CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+enum { CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
 typedef struct {
     unsigned id;
     char pad[4];
     union {
         char raw[64];
-        int on;
+        int allowed;
     } value;
 } cu_launch_attr;
 typedef struct {
@@ -172,14 +172,9 @@ static aiter_aot_status cuda_launch(void *fn, unsigned grid, unsigned block, uns
             opted_raise(opted_entry_of(fn, 1), shared);
         }
     }
-    if ((flags & AOT_LAUNCH_COOPERATIVE) && cu.launch_ex == NULL)
-        return aot_fail(d, AITER_AOT_STATUS_LAUNCH_FAILED, "a cooperative launch needs cuLaunchKernelEx (CUDA 12+ driver)");
-    if (flags != 0 && cu.launch_ex != NULL) {
-        cu_launch_attr attrs[2];
-        unsigned n = 0;
-        if (flags & AOT_LAUNCH_FOLLOWS) attrs[n++] = (cu_launch_attr){.id = CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, .value.on = 1};
-        if (flags & AOT_LAUNCH_COOPERATIVE) attrs[n++] = (cu_launch_attr){.id = CU_LAUNCH_ATTR_COOPERATIVE, .value.on = 1};
-        const cu_launch_config cfg = {{grid, 1, 1}, {block, 1, 1}, shared, stream, attrs, n};
+    if ((flags & AOT_LAUNCH_FOLLOWS) && cu.launch_ex != NULL) {
+        cu_launch_attr early = {.id = CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, .value.allowed = 1};
+        const cu_launch_config cfg = {{grid, 1, 1}, {block, 1, 1}, shared, stream, &early, 1};
         CU_CHECK(cu.launch_ex(&cfg, fn, params, NULL), AITER_AOT_STATUS_LAUNCH_FAILED);
         return AITER_AOT_STATUS_OK;
     }

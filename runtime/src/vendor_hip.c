@@ -94,9 +94,7 @@ static aiter_aot_status hip_get_function(void *module, const char *name, void **
 static aiter_aot_status hip_launch(void *fn, unsigned grid, unsigned block, unsigned shared, unsigned flags,
                                    void *stream, void *args, aot_diag *d)
 {
-    if (flags & AOT_LAUNCH_COOPERATIVE) /* no kernel of the bundle's AMD code objects asks for it */
-        return aot_fail(d, AITER_AOT_STATUS_LAUNCH_FAILED, "cooperative launches are not implemented for HIP");
-    /* FOLLOWS: HIP launches in stream order */
+    (void)flags; /* HIP launches in stream order */
     void *params[] = {args};
     HIP_CHECK(hip.launch(fn, grid, 1, 1, block, 1, 1, shared, stream, params, NULL),
               AITER_AOT_STATUS_LAUNCH_FAILED);

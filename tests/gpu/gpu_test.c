@@ -303,7 +303,8 @@ int main(int argc, char **argv)
                           * with fn's terms made first (from 1024 tokens) and without */
                          {MHC_PRE_FULL, 1000, 7168, 0, 0, 0},       {MHC_PRE_FULL, 600, 8192, 0, 0, 0},
                          {MHC_PRE_FULL, 1100, 7168, 0, 1, 0},
-                         /* in one pass (hidden 2304..4224 on 132 multiprocessors), a partial last step */
+                         /* a partial last token block with the terms, and hidden 3072 (both took the one-pass
+                          * kernel of commit 60bda2b, reverted) */
                          {MHC_PRE_FULL, 1030, 4096, 0, 0, 0},       {MHC_PRE_FULL, 1500, 3072, 0, 0, 0}};
     for (size_t i = 0; i < sizeof mextra / sizeof mextra[0]; i++) harness_mhc(&m, &mextra[i], seed++, &t);
     harness_mhc_bad_args(&m, &t);
