@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cuda_launch.h"
 #include "gpu.h"
 
 typedef int CUresult;
@@ -14,24 +15,6 @@ typedef void *CUcontext;
 
 enum { CU_ATTR_MULTIPROCESSOR_COUNT = 16, CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
 enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
-
-/* cuLaunchKernelEx's configuration, cuda.h's layout, with the one attribute set here:
- * CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, whose value is an int flag. */
-enum { CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
-typedef struct {
-    unsigned id;
-    char pad[4];
-    union {
-        char raw[64];
-        int allowed;
-    } value;
-} cu_launch_attr;
-typedef struct {
-    unsigned grid[3], block[3], shared;
-    void *stream;
-    cu_launch_attr *attrs;
-    unsigned nattrs;
-} cu_launch_config;
 
 static struct {
     CUresult (*init)(unsigned);
@@ -173,7 +156,7 @@ static aiter_aot_status cuda_launch(void *fn, unsigned grid, unsigned block, uns
         }
     }
     if ((flags & AOT_LAUNCH_FOLLOWS) && cu.launch_ex != NULL) {
-        cu_launch_attr early = {.id = CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, .value.allowed = 1};
+        cu_launch_attr early = {.id = CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, .value.on = 1};
         const cu_launch_config cfg = {{grid, 1, 1}, {block, 1, 1}, shared, stream, &early, 1};
         CU_CHECK(cu.launch_ex(&cfg, fn, params, NULL), AITER_AOT_STATUS_LAUNCH_FAILED);
         return AITER_AOT_STATUS_OK;

@@ -6,27 +6,10 @@
 
 #include <stddef.h>
 
+#include "cuda_launch.h"
 #include "harness.h"
 
 typedef int CUresult;
-
-/* cuLaunchKernelEx's configuration, cuda.h's layout, with the one attribute the tests set: the
- * cluster dimension (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION). */
-enum { CU_LAUNCH_ATTR_CLUSTER_DIMENSION = 4 };
-typedef struct {
-    unsigned id;
-    char pad[4];
-    union {
-        char raw[64];
-        struct { unsigned x, y, z; } cluster;
-    } value;
-} cu_launch_attr;
-typedef struct {
-    unsigned grid[3], block[3], shared;
-    void *stream;
-    cu_launch_attr *attrs;
-    unsigned nattrs;
-} cu_launch_config;
 
 typedef struct {
     CUresult (*init)(unsigned);
