@@ -296,18 +296,13 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
             for (int i = 0; i < S::C; i++) acc[w][n][i] = 0.0f;
     /* No aot_grid_launch_next: pre's blocks, started early beside these, made pre_full slower (H200:
      * 1-2 us at 16-512 tokens); pre still launches as the last of these blocks leave. */
-    if (TERMS) { /* launched early after mhc_fn_terms: the residual's copies start before its terms are there */
 #pragma unroll
-        for (int s = 0; s < AHEAD; s++)
-            if (c_lo + s < c_hi) stage_issue<TB>(a, share, K, (aot_i64)(c_lo + s) * KC, stages + s * STAGE);
-        aot_grid_wait();
-    }
+    for (int s = 0; s < AHEAD; s++)
+        if (c_lo + s < c_hi) stage_issue<TB>(a, share, K, (aot_i64)(c_lo + s) * KC, stages + s * STAGE);
+    aot_grid_wait(); /* launched early after mhc_fn_terms: the residual's copies start before its terms are there */
 #pragma unroll
-    for (int s = 0; s < AHEAD; s++) { /* with TERMS, the first group holds every stage above */
-        if (c_lo + s < c_hi) {
-            if (!TERMS) stage_issue<TB>(a, share, K, (aot_i64)(c_lo + s) * KC, stages + s * STAGE);
-            if (TERMS) terms_issue<BUF>(a.fn_terms, c_lo + s, fs + s * BUF);
-        }
+    for (int s = 0; s < AHEAD; s++) { /* the first group holds every stage above */
+        if (TERMS && c_lo + s < c_hi) terms_issue<BUF>(a.fn_terms, c_lo + s, fs + s * BUF);
         aot_copy_async_commit(); /* empty groups too: the wait below counts groups */
     }
     fn_stage<F::OPN> fr;
