@@ -2,7 +2,7 @@
 same card (timings from different calls or cards are not comparable: docs/performance.md).
 
   python3 bench/ab_libs.py topk NAME=LIB [NAME=LIB ...]   topk_softmax, stream µs per call
-  python3 bench/ab_libs.py mhc  NAME=LIB [NAME=LIB ...]   mhc pre_full, graph replay µs
+  python3 bench/ab_libs.py mhc  NAME=LIB [NAME=LIB ...]   mhc pre_full, graph replay / stream µs
   python3 bench/ab_libs.py sort NAME=LIB [NAME=LIB ...]   moe_sorting, graph replay / stream µs
 
 Each line of output is one shape and one repetition; the libraries run in turn, in reverse order
@@ -63,7 +63,8 @@ def mhc():
                 torch.cuda.synchronize()
                 ok = B.close(s["post"], p, 1e-4, 1e-5) and B.close(s["comb"], cm, 1e-4, 1e-5) and \
                     B.close(s["li"], li, 1e-2, 1e-2)
-                line += f" {name} {B.bench_graph(B.ours_pre, sets):7.2f}{'' if ok else ' WRONG'}"
+                line += f" {name} {B.bench_graph(B.ours_pre, sets):7.2f} / " \
+                        f"{B.bench_stream(B.ours_pre, sets, B.stream_calls(t)):7.2f}{'' if ok else ' WRONG'}"
                 del sets, s
             print(line, flush=True)
     print("launch latency", B.launch_latency(), B.launch_latency(), flush=True)
