@@ -292,8 +292,6 @@ AOT_DEV void aot_frag_b_rows(S, const aot_u16 *t, int rows, int k0, int c0, int 
 #if !defined(AOT_WG_MMA)
 template <int NT, int C>
 AOT_DEV void aot_wg_begin(float (&)[NT][C]) {}
-template <int NT, int C>
-AOT_DEV void aot_wg_end(float (&)[NT][C]) {}
 AOT_DEV void aot_wg_commit(void) {}
 template <int N, int NT, int C>
 AOT_DEV void aot_wg_wait(float (&)[NT][C]) {}
@@ -320,6 +318,12 @@ AOT_DEV void aot_wg_mma_ss(S, float (&c)[NT][S::C], const aot_u16 *at, int k0, c
     aot_wg_mma_rs<S, F16, false>(S(), c, a, bt, b_rows, k0, c0);
 }
 #endif
+template <int NT, int C>
+AOT_DEV void aot_wg_end(float (&c)[NT][C])
+{
+    aot_wg_commit();
+    aot_wg_wait<0>(c);
+}
 #if !defined(AOT_GRID_DEPENDENCY)
 AOT_DEV void aot_grid_wait(void) {}
 AOT_DEV void aot_grid_launch_next(void) {}

@@ -283,12 +283,6 @@ AOT_DEV void aot_wg_wait(float (&c)[NT][C])
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
     aot_nv_fence_regs(c);
 }
-template <int NT, int C>
-AOT_DEV void aot_wg_end(float (&c)[NT][C])
-{
-    aot_wg_commit();
-    aot_wg_wait<0>(c);
-}
 
 /* Descriptor of 8-row atoms from element `off` (a multiple of 8) of tile t on: start,
  * leading (lbo) and stride (1024) byte offsets, 128-byte swizzle. The start is the tile's plus
