@@ -73,8 +73,8 @@
  * aot_frag_b_cols/rows (fragments from swizzled shared tiles, aot_swz), aot_wg_mma_ss/rs
  * (products of 4 waves with B from a tile) and aot_wg_shared_fence, AOT_SHARED_TILE and
  * AOT_SHARED_DYN_TILE (aligned for them), aot_copy16_async (+ commit, wait_all),
- * aot_copy_async_wait_prior<N>, aot_pack2_16, aot_sign_mask16x2, aot_join_lo16/hi16,
- * aot_shfl_xor_i32, aot_wave_any.
+ * aot_copy_async_wait_prior<N>, aot_pack2_16, aot_sign_mask16x2, aot_shfl_xor_i32,
+ * aot_wave_any.
  * Everything below is written once on top of those. */
 #ifndef AOT_DEVICE_H
 #define AOT_DEVICE_H
@@ -197,14 +197,6 @@ AOT_DEV aot_u32 aot_pack2_16(float lo, float hi, int f16)
  * that replicates sign bits defines AOT_SIGN_MASK16X2 and its own (one instruction). */
 #if !defined(AOT_SIGN_MASK16X2)
 AOT_DEV aot_u32 aot_sign_mask16x2(aot_u32 w) { return (w >> 15 & 0x00010001u) * 0xffffu; }
-#endif
-
-/* One word from two 16-bit halves: a's low half over b's low half (aot_join_lo16), or a's high
- * half over b's high half (aot_join_hi16). A vendor with a byte permute defines AOT_JOIN16 and
- * its own (one instruction each instead of two or three). */
-#if !defined(AOT_JOIN16)
-AOT_DEV aot_u32 aot_join_lo16(aot_u32 a, aot_u32 b) { return a << 16 | (b & 0xffffu); }
-AOT_DEV aot_u32 aot_join_hi16(aot_u32 a, aot_u32 b) { return (a & 0xffff0000u) | b >> 16; }
 #endif
 
 /* Copies of 16 bytes from global to block-shared memory (both 16-byte aligned) that may

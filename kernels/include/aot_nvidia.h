@@ -139,21 +139,6 @@ AOT_DEV unsigned aot_sign_mask16x2(unsigned w)
     return r;
 }
 
-/* prmt picks bytes of {b, a} (a's are 0-3, b's 4-7): 0x1054 = a.lo16 : b.lo16, 0x3276 = a.hi16 : b.hi16. */
-#define AOT_JOIN16 1
-AOT_DEV unsigned aot_join_lo16(unsigned a, unsigned b)
-{
-    unsigned r;
-    asm("prmt.b32 %0, %1, %2, 0x1054;" : "=r"(r) : "r"(a), "r"(b));
-    return r;
-}
-AOT_DEV unsigned aot_join_hi16(unsigned a, unsigned b)
-{
-    unsigned r;
-    asm("prmt.b32 %0, %1, %2, 0x3276;" : "=r"(r) : "r"(a), "r"(b));
-    return r;
-}
-
 /* Asynchronous 16-byte copies global -> shared (cp.async, sm_80+): the bytes land by
  * aot_copy_async_wait_all() (cp.async.wait_all: committed or not, as aot_device.h promises);
  * invalid copies write zeros and read nothing. */

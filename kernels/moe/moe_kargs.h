@@ -7,12 +7,16 @@
 
 #include <stdint.h>
 
-#define AOT_TOPK_BLOCK 256     /* threads per block; one wave per row */
+#define AOT_TOPK_BLOCK 256     /* threads per block */
 #define AOT_MOE_BLOCK 256      /* threads per block of the sorting kernels */
 #define AOT_MOE_CHUNK_TOKENS 64 /* tokens per counting/scatter block */
 #define AOT_MOE_MAX_EXPERTS 1024
 #define AOT_MOE_MAX_K 32        /* k of topk_softmax and moe_sorting; the kernels size buffers by it */
 #define AOT_MOE_PAD_EXPERTS 8   /* the scatter launch has a block per this many experts at least */
+/* Rows a wave of the topk_softmax_v<vpt>_rows4 variants (vpt <= 8) takes, consecutive; the others
+ * take one. The runtime picks them once one row a wave would not fit the device at once. */
+#define AOT_TOPK_ROWS 4
+#define AOT_TOPK_SLOTS (AOT_MOE_MAX_K + 8) /* block-shared words a row (a multiple of 8: no bank conflicts) */
 
 enum { AOT_GATING_F32 = 0, AOT_GATING_F16 = 1, AOT_GATING_BF16 = 2 };
 

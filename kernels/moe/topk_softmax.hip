@@ -1,7 +1,8 @@
-/* topk_softmax.hip : softmax over each row of gating logits, then the k largest, one wave per
- * row (semantics in runtime/include/aiter_aot_moe.h).
+/* topk_softmax.hip : softmax over each row of gating logits, then the k largest (semantics in
+ * runtime/include/aiter_aot_moe.h). A wave takes one row, or AOT_TOPK_ROWS consecutive rows in
+ * the _rows4 variants.
  *
- * The general path (topk_row), for any row the fast paths hand back:
+ * The general path (topk_row), one row at a time, for any row the fast paths hand back:
  * 1. Lane l holds experts l, l+W, l+2W, ... (VPT of them; NaN and padding read as -inf).
  * 2. Wave max, then p = exp(x - max) and the wave sum (rows with +inf or no finite logit are
  *    special-cased so no inf-inf NaN appears).
@@ -9,15 +10,17 @@
  *    expert id among the lanes holding it): the winner is marked taken; lane s keeps round s's
  *    result, so the k outputs of a row are written by k lanes at once.
  * The fast paths: each lane holds a contiguous run of experts as 32-bit keys packing logit and
- * expert id and keeps its four best in order; a round is one wave max, noted in the wave's
- * slot of block-shared memory, and a pop; after the rounds lane s reads round s's key and the
- * weights are computed once. fp16/bf16 keys hold the whole logit (topk_row_packed); fp32 keys
- * hold it without its low bits, and rows where that could change the answer are handed back
- * (topk_row_f32).
+ * expert id and keeps its four best in order; a round is one wave max, noted in the row's slot
+ * of block-shared memory, and a pop. fp16/bf16 keys hold the whole logit (list_packed); fp32
+ * keys hold it without its low bits, and rows where that could change the answer are handed
+ * back (list_f32). After the rounds of all its rows the wave writes them together
+ * (write_rows): with k = 8 and four rows on NVIDIA each lane computes and stores one output,
+ * where a wave per row leaves three lanes in four idle for the tail, and the rows' rounds
+ * overlap. The _rows4 variants are 22 % faster at 262144 tokens (bf16, 256 experts, H200) and
+ * 0.4-0.6 µs slower at decode sizes, hence both.
  * Variants topk_softmax_v<VPT> exist for VPT = 1..32; the runtime picks the smallest with
  * VPT * wave >= experts, and topk_softmax_v<VPT>_full for rows of exactly VPT * wave experts
- * loaded whole (64, 128, ... 1024 on NVIDIA), whose lanes need no bounds tests: 204
- * instructions a row instead of 222 at 256 experts (bf16), 3-5 % faster on the H200. */
+ * loaded whole (64, 128, ... 1024 on NVIDIA), whose lanes need no bounds tests. */
 #include "aot_device.h"
 #include "moe_kargs.h"
 
@@ -98,43 +101,38 @@ AOT_DEV void topk_row(const aot_topk_kargs &a, int row)
 /* ---- 16-bit logits: value and expert id packed in one 32-bit key ----
  * Lane l holds experts l*VPT .. l*VPT+VPT-1 (one 16-byte load per 8 of them where the row is
  * aligned), each as b = its bits << 16 (for bf16 that is the fp32 value) and as
- *   key = 0x80000000 + signed(logit bits) << 16 + (0xffff - expert),
- * the sign-magnitude bits turned two's complement, so one unsigned max gives the largest logit
- * and, among equal logits (+0 and -0 included), the lowest expert. Padding has key 0.
+ *   key = order(logit bits) << 16 | (0xffff - expert),
+ * order(x) = x ^ 0x8000 for a positive x and x ^ 0xffff (ones' complement) for a negative one,
+ * so one unsigned max gives the largest logit and, among equal logits, the lowest expert;
+ * only -0 and +0, equal logits, get different keys (0x7fff and 0x8000), so a row whose
+ * chosen logits include a zero takes topk_row. Padding has key 0.
  * Each lane keeps its four best keys in order; a round is one wave max over the lanes' best and
- * a pop on the winning lane. This path assumes a finite row max, no NaN and no lane holding
- * more than four of a row's k largest; a row that breaks one (seen from the row max, the sum
- * and the lanes left empty) takes topk_row instead. BF16 is a constant (one instantiation per
- * type). */
+ * a pop on the winning lane. This path assumes a finite row max, no NaN, no chosen zero and no
+ * lane holding more than four of a row's k largest; a row that breaks one (seen from the row
+ * max, the sum, the chosen keys and the lanes left empty) takes topk_row instead. BF16 is a
+ * constant (one instantiation per type). */
 
-/* Keys of the two 16-bit logits in word w (experts e, e + 1), two at a time: each half's bits
- * made two's complement + 0x8000 (a positive half x gives x ^ 0x8000, a negative one
- * (x ^ 0xffff) + 1 = 0x10000 - x, so -0 and +0 both give 0x8000; no carry crosses halves, as
- * x ^ 0xffff < 0x8000 there), then the id fields from ids = id_field(e + 1) << 16 | id_field(e). */
-AOT_DEV void keys2(aot_u32 w, aot_u32 ids, aot_u32 &lo, aot_u32 &hi)
+/* Keys of the two 16-bit logits in word w (experts e, e + 1) given their id fields (0xffff -
+ * expert: lower ids win ties): both halves ordered at once, then the low key's shift and join
+ * as one multiply-add (on the multiply-add pipe; the integer pipe is the kernel's busiest) and
+ * the high key's join as one logic operation. Ones' complement rather than two's for negative
+ * halves saves two integer operations a word (measured: 8 instructions a row of 256 experts). */
+AOT_DEV void keys2(aot_u32 w, aot_u32 id_lo, aot_u32 id_hi, aot_u32 &lo, aot_u32 &hi)
 {
-    const aot_u32 neg = aot_sign_mask16x2(w); /* 0xffff in each negative half */
-    const aot_u32 k = (w ^ (neg | 0x80008000u)) + (neg & 0x00010001u);
-    lo = aot_join_lo16(k, ids);
-    hi = aot_join_hi16(k, ids);
+    const aot_u32 k = w ^ (aot_sign_mask16x2(w) | 0x80008000u);
+    lo = k * 0x10000u + id_lo;
+    hi = (k & 0xffff0000u) | id_hi;
 }
-
-/* The id fields of experts e and e + 1 in one word, as keys2 takes them (0xffff - id: lower
- * ids win ties). */
-AOT_DEV aot_u32 id_fields2(int e) { return 0xfffeffffu - (aot_u32)e * 0x00010001u; }
 
 template <int BF16>
 AOT_DEV float bits16_logit(aot_u32 b) { return BF16 ? aot_f32_from_bits(b) : aot_f16_to_f32((aot_u16)(b >> 16)); }
 
-/* The logit of a key: its field is 0x8000 + the two's complement value v, so t below is
- * v << 16 as a signed word, and |t| with t's sign bit is the sign-magnitude bits (three
- * operations; -0 comes back as +0, an equal value). */
+/* The logit of a key: order is its own inverse (a field >= 0x8000 is a positive logit's). */
 template <int BF16>
 AOT_DEV float key_logit(aot_u32 key)
 {
-    const aot_u32 t = (key ^ 0x80000000u) & 0xffff0000u;
-    const aot_u32 mag = (aot_i32)t < 0 ? 0u - t : t;
-    return bits16_logit<BF16>(mag | (t & 0x80000000u));
+    const aot_u32 t = key & 0xffff0000u;
+    return bits16_logit<BF16>(t ^ ((aot_i32)t < 0 ? 0x80000000u : 0xffff0000u));
 }
 
 /* The lane's logits as 16-bit pairs (expert e0 + 2c in the low half of w[c]); padding reads
@@ -147,10 +145,10 @@ AOT_DEV void load_words16(const aot_u16 *g, int e0, int E, bool vec, aot_u32 (&w
     const aot_u32 pad = BF16 ? 0xff80u : 0xfc00u;
     if (vec && e0 < E && VPT >= 8) {
 #pragma unroll
-        for (int c = 0; c < VPT / 8; c++) {
-            const aot_u16x8 q = aot_load_u16x8(g + e0 + 8 * c);
+        for (int c = 0; c < VPT / 8; c++) { /* as words: 16-bit halves cost ptxas byte permutes */
+            const aot_u32x4 q = aot_load_u32x4((const aot_u32 *)(g + e0 + 8 * c));
 #pragma unroll
-            for (int i = 0; i < 4; i++) w[4 * c + i] = q.v[2 * i] | (aot_u32)q.v[2 * i + 1] << 16;
+            for (int i = 0; i < 4; i++) w[4 * c + i] = q.v[i];
         }
     } else if (vec && e0 < E && VPT >= 2) {
 #pragma unroll
@@ -215,66 +213,51 @@ AOT_DEV void pop(aot_u32 (&h)[TOPN], aot_u32 best)
     if (ZERO) h[TOPN - 1] = won ? 0u : h[TOPN - 1];
 }
 
-/* Round s of k: the wave's best key left, noted in the wave's slot s and popped (a store
- * instead of a compare and select per round on each lane, which would load the busier integer
- * pipe). */
-template <int TOPN, bool ZERO>
-AOT_DEV aot_u32 round_step(aot_u32 (&h)[TOPN], aot_u32 *won, int s)
+/* Round s of k for each of the wave's R rows: the row's best key left, noted in its slot s and
+ * popped (a store instead of a compare and select per round on each lane, which would load the
+ * busier integer pipe). Every lane stores the same value. */
+template <int TOPN, bool ZERO, int R>
+AOT_DEV void round_step(aot_u32 (&h)[R][TOPN], aot_u32 *won, int s, aot_u32 (&last)[R])
 {
-    const aot_u32 best = aot_wave_max_u32(h[0]);
-    won[s] = best; /* every lane stores the same value */
-    pop<TOPN, ZERO>(h, best);
-    return best;
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        last[r] = aot_wave_max_u32(h[r][0]);
+        won[r * AOT_TOPK_SLOTS + s] = last[r];
+        pop<TOPN, ZERO>(h[r], last[r]);
+    }
 }
 
-/* The k rounds, round 0's best key given (the row max, which the caller needed first): each
- * round's key in won[s], visible to every lane of the wave on return; returns the last. */
-template <int TOPN, bool ZERO>
-AOT_DEV aot_u32 rounds(const aot_topk_kargs &a, aot_u32 (&h)[TOPN], aot_u32 best, aot_u32 *won)
+/* The k rounds of R rows, round 0's best keys given (the rows' maxima, which the caller needed
+ * first), the rows' rounds side by side so that their reductions overlap: each round's key in
+ * its row's slot s (visible to the wave's lanes after aot_sync_wave); last: the last round's. */
+template <int TOPN, bool ZERO, int R>
+AOT_DEV void rounds(const aot_topk_kargs &a, aot_u32 (&h)[R][TOPN], aot_u32 *won, aot_u32 (&last)[R])
 {
-    won[0] = best;
-    pop<TOPN, ZERO>(h, best);
-    aot_u32 last = best;
+#pragma unroll
+    for (int r = 0; r < R; r++) won[r * AOT_TOPK_SLOTS] = last[r], pop<TOPN, ZERO>(h[r], last[r]);
     if (a.k == 8) /* DeepSeek-V3's and Qwen3's k, unrolled: 5-7 % faster on the H200 */
 #pragma unroll
-        for (int s = 1; s < 8; s++) last = round_step<TOPN, ZERO>(h, won, s);
+        for (int s = 1; s < 8; s++) round_step<TOPN, ZERO, R>(h, won, s, last);
     else
-        for (int s = 1; s < a.k; s++) last = round_step<TOPN, ZERO>(h, won, s);
-    aot_sync_wave();
-    return last;
+        for (int s = 1; s < a.k; s++) round_step<TOPN, ZERO, R>(h, won, s, last);
 }
 
-/* Is the logit of key finite? Its field is 0x8000 + the logit's two's complement value, so
- * finite logits are those within 0x8000 -+ (the bits of inf) exclusive. */
+/* Is the logit of key finite? Fields of finite logits lie strictly between -inf's, 0x7fff - inf
+ * (inf: the bits of +inf), and +inf's, 0x8000 + inf; NaNs lie outside both. */
 template <int BF16>
 AOT_DEV bool finite_key(aot_u32 key)
 {
     const aot_u32 inf = BF16 ? 0x7f80u : 0x7c00u;
-    return (key >> 16) - (0x8001u - inf) < 2 * inf - 1;
+    return (key >> 16) - (0x8000u - inf) < 2 * inf;
 }
 
-/* The sum of v over lanes 0 .. k - 1, the other lanes holding zeros, in lanes 0 .. k - 1: three
- * butterfly steps for k <= 8 (the common case) instead of the whole wave's. */
-AOT_DEV float chosen_sum(float v, int k)
-{
-    if (k > 8) return aot_wave_sum_f32(v);
-#pragma unroll
-    for (int m = 1; m < 8; m <<= 1) v += aot_shfl_xor_f32(v, m);
-    return v;
-}
-
-/* Lane s < k's chosen logit x as its weight, written with its expert id. Renormalized, the
- * shift is the row max (lane 0's x) and the scale the chosen numerators' sum; otherwise both
- * come from the whole row: mxl (max times log2 e) and sum, its numerators' sum. */
-AOT_DEV void write_chosen(const aot_topk_kargs &a, int row, float x, float mxl, float sum, int id)
-{
-    const int lane = aot_lane();
-    const float L = AOT_LOG2E;
-    if (a.renormalize) mxl = aot_shfl_f32(x, 0) * L; /* cheaper than decoding the max's key */
-    const float num = lane < a.k ? aot_exp2_fast(aot_fmaf(x, L, -mxl)) : 0.0f;
-    const float scale = aot_rcp_fast(a.renormalize ? chosen_sum(num, a.k) : sum); /* both in [1, experts] */
-    write_row(a, row, lane, num * scale, id);
-}
+/* ---- a wave's rows, as both fast paths run them ----
+ * won: AOT_TOPK_SLOTS words of block-shared memory a row: rounds 0 .. k - 1 in the first k,
+ * then (fp32 only) the (k + 1)-th key in slot k; without renormalization the row max times
+ * log2 e and the numerators' sum in WON_MXL and WON_SUM. Every lane stores the same values, so
+ * any lane may read any slot after aot_sync_wave. */
+#define WON_MXL (AOT_MOE_MAX_K + 1)
+#define WON_SUM (AOT_MOE_MAX_K + 2)
 
 /* The sum over the wave of the row's numerators, for weights that are not renormalized: b are
  * the lane's logits as bits16_logit takes them (bf16 bits shifted up are fp32 bits, so fp32
@@ -290,57 +273,38 @@ AOT_DEV float row_sum(const aot_u32 (&b)[VPT], float mxl, bool &bad)
     return sum;
 }
 
-/* One row from its words (load_words16); false, having written nothing, for a row that needs
- * topk_row: a NaN or infinite logit, or a lane that gave away all TOPN of its best keys before
- * the last round (its next one might have been due). The infinite-max and NaN tests wait for
- * that last vote instead of leaving early: one branch, not three (222 instructions a row, not
- * 232, on the H200). won: the wave's AOT_MOE_MAX_K slots of block-shared memory (rounds
- * 0 .. k - 1 use the first k). */
-template <int VPT, int BF16>
-AOT_DEV bool topk_row_packed(const aot_topk_kargs &a, int E, int row, const aot_u32 (&w)[WORDS(VPT)], aot_u32 *won)
+/* A row of 16-bit logits from its words (load_words16): its keys, the lane's best TOPN in h, the
+ * row max returned (round 0's key); without renormalization the row's max and sum in won. Sets
+ * bad for a non-finite max or a NaN in the sum. */
+template <int VPT, int BF16, int TOPN>
+AOT_DEV aot_u32 list_packed(const aot_topk_kargs &a, int E, const aot_u32 (&w)[WORDS(VPT)], aot_u32 (&h)[TOPN], aot_u32 *won, bool &bad)
 {
-    const int TOPN = VPT < 4 ? VPT : 4;
-    const int lane = aot_lane(), e0 = lane * VPT;
+    const int e0 = aot_lane() * VPT;
     aot_u32 b[VPT], key[VPT];
 #pragma unroll
     for (int j = 0; j < VPT; j++) b[j] = j & 1 ? w[j / 2] & 0xffff0000u : w[j / 2] << 16;
-    const aot_u32 ids0 = id_fields2(e0);
 #pragma unroll
     for (int c = 0; c < WORDS(VPT); c++) {
+        const aot_u32 id = 0xffffu - (aot_u32)(e0 + 2 * c);
         aot_u32 hi;
-        keys2(w[c], ids0 - (aot_u32)c * 0x00020002u, key[2 * c], hi);
+        keys2(w[c], id, id - 1, key[2 * c], hi);
         if (2 * c + 1 < VPT) key[2 * c + 1] = hi;
     }
     if (e0 + VPT > E) /* a lane at the row's end */
 #pragma unroll
         for (int j = 0; j < VPT; j++) key[j] = e0 + j < E ? key[j] : 0u;
-    aot_u32 h[TOPN];
-    top_n<VPT, TOPN>(key, h); /* key is sorted in groups of four from here on */
+    top_n<VPT, TOPN>(key, h);
     const aot_u32 best = aot_wave_max_u32(h[0]);
-    bool bad = !finite_key<BF16>(best); /* the whole wave's: best is the row's */
+    bad = !finite_key<BF16>(best); /* the whole wave's: best is the row's */
     /* numerators 2^(x log2 e - mx log2 e), each one fma against the rounded mx log2 e: that
      * rounding scales every numerator alike, so it cancels in the weights, as long as the sum's
      * terms and the chosen numerators are computed the same way (both aot_fmaf) */
-    const float L = AOT_LOG2E;
-    float sum = 0.0f, mxl = 0.0f; /* the row's sum, needed only when the weights are not rescaled */
     if (!a.renormalize) {
-        mxl = key_logit<BF16>(best) * L;
-        sum = row_sum<VPT, BF16>(b, mxl, bad);
+        const float mxl = key_logit<BF16>(best) * AOT_LOG2E;
+        won[WON_MXL] = aot_bits_from_f32(mxl);
+        won[WON_SUM] = aot_bits_from_f32(row_sum<VPT, BF16>(b, mxl, bad));
     }
-    const bool ZERO = VPT <= TOPN; /* a lane's list is all it holds */
-    const aot_u32 last = rounds<TOPN, ZERO>(a, h, best, won);
-    const aot_u32 mine = lane < a.k ? won[lane] : 0u; /* lane s writes round s's result */
-    /* A lane that has given away all TOPN of its list (its next key might have been due, or
-     * its stale last key won again) still offers a key >= the last round's, where every other
-     * lane's is below it (keys are distinct); false alarms when it gave its last key in the
-     * last round; rare either way. A chosen NaN sends the row back too (only a negative one
-     * can be chosen here: its key is below -inf's; without renormalization the sum has caught
-     * it already). */
-    const aot_u32 neg_inf_key = BF16 ? 0x0080u : 0x0400u; /* 0x10000 - the bits of -inf */
-    if (aot_wave_any(bad || (!ZERO && h[0] >= last) || (lane < a.k && mine >> 16 < neg_inf_key)))
-        return false;
-    write_chosen(a, row, key_logit<BF16>(mine), mxl, sum, (int)(0xffffu - (mine & 0xffffu)));
-    return true;
+    return best;
 }
 
 /* ---- fp32 logits: the same rounds on keys that give their low bits to the expert id ----
@@ -377,66 +341,181 @@ AOT_DEV float key32_logit(aot_u32 k)
     return aot_f32_from_bits(k & 0x80000000u ? k & 0x7fffffffu : (0u - k) | 0x80000000u);
 }
 
-template <int VPT>
-AOT_DEV bool topk_row_f32(const aot_topk_kargs &a, int E, int row, const aot_u32 (&u)[VPT], aot_u32 *won)
+template <int VPT, int TOPN>
+AOT_DEV aot_u32 list_f32(const aot_topk_kargs &a, int E, const aot_u32 (&u)[VPT], aot_u32 (&h)[TOPN], aot_u32 *won, bool &bad)
 {
-    const int TOPN = VPT < 4 ? VPT : 4;
     const aot_u32 ID_MASK = VPT * AOT_WAVE - 1, CUT = ~ID_MASK; /* VPT * AOT_WAVE >= E, a power of two */
     /* keys of -inf and +inf: cut keys strictly between are finite (a row max within 2^ID_BITS
      * ulps of -FLT_MAX is taken for -inf, and the row goes to topk_row) */
     const aot_u32 NEG_INF = 0x00800000u, POS_INF = 0xff800000u;
-    const int lane = aot_lane(), e0 = lane * VPT;
+    const int e0 = aot_lane() * VPT;
     aot_u32 key[VPT];
 #pragma unroll
     for (int j = 0; j < VPT; j++) key[j] = e0 + j < E ? (order_key32(u[j]) & CUT) | (ID_MASK - (aot_u32)(e0 + j)) : 0u;
-    aot_u32 h[TOPN];
     top_n<VPT, TOPN>(key, h);
     const aot_u32 best = aot_wave_max_u32(h[0]);
-    bool bad = (best & CUT) - (NEG_INF + 1) >= POS_INF - (NEG_INF + 1); /* the row max is not finite */
-    const float L = AOT_LOG2E;
-    float sum = 0.0f, mxl = 0.0f; /* as in topk_row_packed; the cut max is as good a shift as the max */
-    if (!a.renormalize) {
-        mxl = key32_logit(best & CUT) * L;
-        sum = row_sum<VPT, 1>(u, mxl, bad); /* fp32 bits read as bf16's shifted up */
+    bad = (best & CUT) - (NEG_INF + 1) >= POS_INF - (NEG_INF + 1); /* the row max is not finite */
+    if (!a.renormalize) { /* as in list_packed; the cut max is as good a shift as the max */
+        const float mxl = key32_logit(best & CUT) * AOT_LOG2E;
+        won[WON_MXL] = aot_bits_from_f32(mxl);
+        won[WON_SUM] = aot_bits_from_f32(row_sum<VPT, 1>(u, mxl, bad)); /* fp32 bits read as bf16's shifted up */
     }
-    const bool ZERO = VPT <= TOPN;
-    const aot_u32 last = rounds<TOPN, ZERO>(a, h, best, won);
-    const aot_u32 next = aot_wave_max_u32(h[0]); /* the (k + 1)-th key */
-    const aot_u32 mine = lane < a.k ? won[lane] : 0u, after = lane + 1 < a.k ? won[lane + 1] : next;
-    const bool tied = lane < a.k && (((mine ^ after) & CUT) == 0 || (mine & CUT) <= NEG_INF);
-    if (aot_wave_any(bad || tied || (!ZERO && h[0] >= last))) return false;
-    const int id = (int)(ID_MASK - (mine & ID_MASK));
-    write_chosen(a, row, lane < a.k ? ((const float *)a.gating)[(aot_i64)row * a.row_stride + id] : 0.0f, mxl, sum, id);
-    return true;
+    return best;
 }
 
-/* FULL: rows of exactly VPT * AOT_WAVE experts, aligned for the wide loads (the runtime's
- * choice), so no lane needs a bounds test. */
-template <int VPT, bool FULL>
+/* ---- the rows' outputs ----
+ * KIND says how a chosen key reads: 0 fp16 and 1 bf16 (the whole logit, the expert in the low
+ * 16 bits), 2 fp32 (the logit cut, the expert in the low log2(VPT * wave) bits). */
+enum { KIND_F16 = 0, KIND_BF16 = 1, KIND_F32 = 2 };
+
+/* Must the row whose chosen key is mine (the next one after) be handed back? 16 bits: a chosen
+ * zero (see the keys) or NaN (only a negative one can be chosen here: its key is below -inf's;
+ * without renormalization the sum has caught it already). fp32: two of the k + 1 largest share a cut key, or a chosen
+ * logit is -inf or NaN. */
+template <int KIND, int VPT>
+AOT_DEV bool chosen_bad(aot_u32 mine, aot_u32 after)
+{
+    if constexpr (KIND == KIND_F32) {
+        const aot_u32 CUT = ~(aot_u32)(VPT * AOT_WAVE - 1);
+        return ((mine ^ after) & CUT) == 0 || (mine & CUT) <= 0x00800000u;
+    } else {
+        const aot_u32 inf = KIND == KIND_BF16 ? 0x7f80u : 0x7c00u;
+        return mine >> 16 < 0x7fffu - inf || (mine >> 16) - 0x7fffu < 2u; /* below -inf's field, or a zero */
+    }
+}
+
+template <int KIND, int VPT>
+AOT_DEV int chosen_expert(aot_u32 key)
+{
+    if constexpr (KIND == KIND_F32) return (int)((VPT * AOT_WAVE - 1) - (key & (VPT * AOT_WAVE - 1)));
+    else return (int)(0xffffu - (key & 0xffffu));
+}
+
+/* The chosen logit whole: 16-bit keys hold it; fp32 ones are read back from the row (cache hits). */
+template <int KIND, int VPT>
+AOT_DEV float chosen_logit(const aot_topk_kargs &a, int row, aot_u32 key)
+{
+    if constexpr (KIND == KIND_F32) return ((const float *)a.gating)[(aot_i64)row * a.row_stride + chosen_expert<KIND, VPT>(key)];
+    else return key_logit<KIND>(key);
+}
+
+/* Writes rows row0 .. row0 + R - 1 (those below tokens) from their rounds in won, all rows'
+ * slots at once: the wave's lanes in groups of G >= k, group i writing row i's k outputs (4 rows
+ * of k = 8 on NVIDIA: every lane busy, the stores contiguous). Renormalized, a row's shift is
+ * its max (its group's first lane's logit) and its scale the sum of the numerators of the
+ * group's first SPAN >= k lanes (the rest hold zeros); otherwise
+ * both come from the whole row (WON_MXL, WON_SUM). Rows that some lane flagged in fail or whose
+ * chosen keys fail chosen_bad are left unwritten, one vote for them all; returns them (bit r). */
+template <int KIND, int VPT, int R, int G, int SPAN>
+AOT_DEV aot_u32 write_rows(const aot_topk_kargs &a, int row0, const aot_u32 *won, const bool (&fail)[R])
+{
+    const int PASSES = (R * G + AOT_WAVE - 1) / AOT_WAVE;
+    const int lane = aot_lane(), s = lane % G, k = a.k;
+    aot_u32 mine[PASSES];
+    bool any = false, slot_bad[PASSES];
+#pragma unroll
+    for (int r = 0; r < R; r++) any |= fail[r];
+#pragma unroll
+    for (int p = 0; p < PASSES; p++) { /* the chosen keys, and their tests */
+        const int r = p * (AOT_WAVE / G) + lane / G;
+        const aot_u32 *rw = won + r * AOT_TOPK_SLOTS;
+        const bool on = r < R && s < k;
+        mine[p] = on ? rw[s] : 0u;
+        slot_bad[p] = on && chosen_bad<KIND, VPT>(mine[p], rw[s + 1]);
+        any |= slot_bad[p];
+    }
+    aot_u32 back = 0;
+    if (aot_wave_any(any)) /* rare: which rows */
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            bool b = fail[r];
+#pragma unroll
+            for (int p = 0; p < PASSES; p++) b |= slot_bad[p] && p * (AOT_WAVE / G) + lane / G == r;
+            back |= aot_wave_any(b) ? 1u << r : 0u;
+        }
+    const float L = AOT_LOG2E;
+#pragma unroll
+    for (int p = 0; p < PASSES; p++) {
+        const int r = p * (AOT_WAVE / G) + lane / G, row = row0 + r;
+        const aot_u32 *rw = won + r * AOT_TOPK_SLOTS;
+        const bool on = r < R && s < k && row < a.tokens && !(back >> r & 1u);
+        const float x = on ? chosen_logit<KIND, VPT>(a, row, mine[p]) : 0.0f;
+        float mxl, sum;
+        if (a.renormalize) mxl = aot_shfl_f32(x, lane - s) * L; /* cheaper than decoding the max's key */
+        else mxl = on ? aot_f32_from_bits(rw[WON_MXL]) : 0.0f, sum = on ? aot_f32_from_bits(rw[WON_SUM]) : 1.0f;
+        const float num = on ? aot_exp2_fast(aot_fmaf(x, L, -mxl)) : 0.0f;
+        if (a.renormalize) { /* the group's sum, in all its lanes */
+            sum = num;
+#pragma unroll
+            for (int m = 1; m < SPAN; m <<= 1) sum += aot_shfl_xor_f32(sum, m);
+        }
+        if (on) {
+            const int o = row * k + s; /* tokens * k < 2^31 (checked by the runtime) */
+            a.weights[o] = num * aot_rcp_fast(sum); /* the sum is in [1, experts] */
+            a.ids[o] = chosen_expert<KIND, VPT>(mine[p]);
+            if (a.token_expert_indices) a.token_expert_indices[o] = s * a.tokens + row;
+        }
+    }
+    return back;
+}
+
+/* Rows row0 .. row0 + R - 1 by a fast path (rows past the last read the last row again, and
+ * are not written); returns the rows handed back. A lane that has given away all TOPN of its
+ * list (its next key might have been due, or its stale last key won again) still offers a key
+ * >= the last round's, where every other lane's is below it (keys are distinct); false alarms
+ * when it gave its last key in the last round; rare either way. The infinite-max and NaN tests
+ * wait for the rows' one vote (write_rows) instead of leaving early: one branch, not three. */
+template <int KIND, int VPT, int R>
+AOT_DEV aot_u32 fast_rows(const aot_topk_kargs &a, int E, bool vec, int row0, aot_u32 *won)
+{
+    const int TOPN = VPT < 4 ? VPT : 4;
+    const bool ZERO = VPT <= TOPN; /* a lane's list is all it holds */
+    const int NW = KIND == KIND_F32 ? VPT : WORDS(VPT); /* words a lane loads */
+    aot_u32 w[R][NW], h[R][TOPN], last[R];
+    bool fail[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const aot_i64 row = (aot_u32)(row0 + r < a.tokens ? row0 + r : a.tokens - 1); /* through unsigned: no sign extension */
+        if constexpr (KIND == KIND_F32) load_words32<VPT>((const aot_u32 *)a.gating + row * a.row_stride, aot_lane() * VPT, E, vec, w[r]);
+        else load_words16<VPT, KIND>((const aot_u16 *)a.gating + row * a.row_stride, aot_lane() * VPT, E, vec, w[r]);
+    }
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        if constexpr (KIND == KIND_F32) last[r] = list_f32<VPT, TOPN>(a, E, w[r], h[r], won + r * AOT_TOPK_SLOTS, fail[r]);
+        else last[r] = list_packed<VPT, KIND, TOPN>(a, E, w[r], h[r], won + r * AOT_TOPK_SLOTS, fail[r]);
+    }
+    rounds<TOPN, ZERO, R>(a, h, won, last);
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        fail[r] |= !ZERO && h[r][0] >= last[r];
+        if (KIND == KIND_F32) won[r * AOT_TOPK_SLOTS + a.k] = aot_wave_max_u32(h[r][0]); /* the (k + 1)-th key */
+    }
+    aot_sync_wave();
+    /* one row: a group of the whole wave, so every lane's row is known at compile time */
+    const int G = R == 1 ? AOT_WAVE : 8;
+    return a.k <= 8 ? write_rows<KIND, VPT, R, G, 8>(a, row0, won, fail) : write_rows<KIND, VPT, R, R == 1 ? AOT_WAVE : 32, 32>(a, row0, won, fail);
+}
+
+/* A wave takes R consecutive rows. FULL: rows of exactly VPT * AOT_WAVE experts, aligned for
+ * the wide loads (the runtime's choice), so no lane needs a bounds test. */
+template <int VPT, bool FULL, int R>
 AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
 {
     const int wave = (int)((unsigned)aot_thread_x() / AOT_WAVE); /* unsigned: a shift, not a signed division */
-    const int row = aot_block_x() * (AOT_TOPK_BLOCK / AOT_WAVE) + wave;
-    if (row >= a.tokens) return; /* whole waves leave together */
+    const int row0 = (aot_block_x() * (AOT_TOPK_BLOCK / AOT_WAVE) + wave) * R;
+    if (row0 >= a.tokens) return; /* whole waves leave together */
     const bool vec = FULL || a.wide_rows != 0;
     const int E = FULL ? VPT * AOT_WAVE : a.experts;
-    const aot_u16 *g = (const aot_u16 *)a.gating + (aot_i64)row * a.row_stride;
-    AOT_SHARED(aot_u32, won, AOT_TOPK_BLOCK / AOT_WAVE * AOT_MOE_MAX_K);
-    aot_u32 *const wave_won = won + wave * AOT_MOE_MAX_K;
-    aot_u32 w[WORDS(VPT)];
-    bool done = false;
-    if (a.dtype == AOT_GATING_BF16) {
-        load_words16<VPT, 1>(g, aot_lane() * VPT, E, vec, w);
-        done = topk_row_packed<VPT, 1>(a, E, row, w, wave_won);
-    } else if (a.dtype == AOT_GATING_F16) {
-        load_words16<VPT, 0>(g, aot_lane() * VPT, E, vec, w);
-        done = topk_row_packed<VPT, 0>(a, E, row, w, wave_won);
-    } else {
-        aot_u32 u[VPT];
-        load_words32<VPT>((const aot_u32 *)a.gating + (aot_i64)row * a.row_stride, aot_lane() * VPT, E, vec, u);
-        done = topk_row_f32<VPT>(a, E, row, u, wave_won);
-    }
-    if (!done) topk_row<VPT>(a, row); /* a row the fast paths handed back */
+    AOT_SHARED(aot_u32, won, AOT_TOPK_BLOCK / AOT_WAVE * R * AOT_TOPK_SLOTS);
+    aot_u32 *const wave_won = won + wave * R * AOT_TOPK_SLOTS;
+    aot_u32 back;
+    if (a.dtype == AOT_GATING_BF16) back = fast_rows<KIND_BF16, VPT, R>(a, E, vec, row0, wave_won);
+    else if (a.dtype == AOT_GATING_F16) back = fast_rows<KIND_F16, VPT, R>(a, E, vec, row0, wave_won);
+    else back = fast_rows<KIND_F32, VPT, R>(a, E, vec, row0, wave_won);
+    if (back) /* rows the fast paths handed back (rare) */
+#pragma unroll 1
+        for (int r = 0; r < R; r++)
+            if ((back >> r & 1u) && row0 + r < a.tokens) topk_row<VPT>(a, row0 + r);
 }
 
 /* blocks: how many blocks a multiprocessor must hold on NVIDIA (registers capped to fit). 8 for
@@ -445,15 +524,18 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
  * 1024-4096 (every block resident either way) and 2 % for fp32 rows at 262144, measured when
  * those still took topk_row (docs/performance.md). 6 for VPT = 16 (8 would spill), 3 for
  * VPT = 32 (a floor, not a cap: the compiler's 64 registers fit 4). */
-#define TOPK_KERNEL(name, vpt, full, blocks)                                                    \
+#define TOPK_KERNEL(name, vpt, full, rows, blocks)                                              \
     AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_TOPK_BLOCK, blocks) void name(aot_topk_kargs a)        \
     {                                                                                          \
-        topk_kernel_body<vpt, full>(a);                                                        \
+        topk_kernel_body<vpt, full, rows>(a);                                                  \
     }                                                                                          \
     AOT_EMU_ENTRY(name, aot_topk_kargs)
 #define TOPK_VARIANT(vpt, blocks)                                                              \
-    TOPK_KERNEL(topk_softmax_v##vpt, vpt, false, blocks)                                       \
-    TOPK_KERNEL(topk_softmax_v##vpt##_full, vpt, true, blocks)
+    TOPK_KERNEL(topk_softmax_v##vpt, vpt, false, 1, blocks)                                    \
+    TOPK_KERNEL(topk_softmax_v##vpt##_full, vpt, true, 1, blocks)
+#define TOPK_ROWS_VARIANT(vpt, blocks)                                                         \
+    TOPK_KERNEL(topk_softmax_v##vpt##_rows4, vpt, false, AOT_TOPK_ROWS, blocks)                \
+    TOPK_KERNEL(topk_softmax_v##vpt##_rows4_full, vpt, true, AOT_TOPK_ROWS, blocks)
 
 TOPK_VARIANT(1, 8)
 TOPK_VARIANT(2, 8)
@@ -461,3 +543,9 @@ TOPK_VARIANT(4, 8)
 TOPK_VARIANT(8, 8)
 TOPK_VARIANT(16, 6)
 TOPK_VARIANT(32, 3)
+/* 5 blocks: 48 registers (16 bytes of spills at VPT = 8); 59.4-59.8 µs at 262144 tokens on the
+ * H200 against 60.3-60.4 with 4 blocks and 64 registers */
+TOPK_ROWS_VARIANT(1, 5)
+TOPK_ROWS_VARIANT(2, 5)
+TOPK_ROWS_VARIANT(4, 5)
+TOPK_ROWS_VARIANT(8, 5)
