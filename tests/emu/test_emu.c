@@ -40,9 +40,9 @@ int main(int argc, char **argv)
         {12, 256, 8, 0, AITER_AOT_DTYPE_F32, 2, 0}, {12, 256, 8, 1, AITER_AOT_DTYPE_F32, 1, 0},
         /* more tokens than the emulated device holds a wave per row for (4 multiprocessors; 4
          * times as many for fp32): four rows a wave (_rows4), the last wave partial */
-        {301, 256, 8, 1, AITER_AOT_DTYPE_BF16, 0, 0}, {301, 256, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0},
-        {302, 128, 6, 0, AITER_AOT_DTYPE_F16, 2, 0}, {1031, 64, 8, 1, AITER_AOT_DTYPE_F32, 5, 0},
-        {300, 160, 2, 0, AITER_AOT_DTYPE_BF16, 3, 3}, {1030, 128, 8, 0, AITER_AOT_DTYPE_F32, 0, 0},
+        {301, 256, 8, 1, AITER_AOT_DTYPE_BF16, 0, 0}, {301, 64, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0},
+        {302, 128, 6, 0, AITER_AOT_DTYPE_F16, 2, 0}, {1031, 32, 8, 1, AITER_AOT_DTYPE_F32, 5, 0},
+        {300, 160, 2, 0, AITER_AOT_DTYPE_BF16, 3, 3}, {1030, 64, 8, 0, AITER_AOT_DTYPE_F32, 0, 0},
         {301, 8, 8, 1, AITER_AOT_DTYPE_F16, 1, 0},  {300, 40, 4, 1, AITER_AOT_DTYPE_F16, 4, 0}};
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) harness_topk(&m, &specials[i], seed++, &t);
 
