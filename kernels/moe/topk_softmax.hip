@@ -491,9 +491,10 @@ AOT_DEV aot_u32 fast_rows(const aot_topk_kargs &a, int E, bool vec, int row0, ao
         if (KIND == KIND_F32) won[r * AOT_TOPK_SLOTS + a.k] = aot_wave_max_u32(h[r][0]); /* the (k + 1)-th key */
     }
     aot_sync_wave();
-    /* one row: a group of the whole wave, so every lane's row is known at compile time */
-    const int G = R == 1 ? AOT_WAVE : 8;
-    return a.k <= 8 ? write_rows<KIND, VPT, R, G, 8>(a, row0, won, fail) : write_rows<KIND, VPT, R, R == 1 ? AOT_WAVE : 32, 32>(a, row0, won, fail);
+    /* groups of 8 or 32 lanes a row; one row: the whole wave, so every lane's row is known at
+     * compile time */
+    const int G8 = R == 1 ? AOT_WAVE : 8, G32 = R == 1 ? AOT_WAVE : 32;
+    return a.k <= 8 ? write_rows<KIND, VPT, R, G8, 8>(a, row0, won, fail) : write_rows<KIND, VPT, R, G32, 32>(a, row0, won, fail);
 }
 
 /* A wave takes R consecutive rows. FULL: rows of exactly VPT * AOT_WAVE experts, aligned for
