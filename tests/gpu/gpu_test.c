@@ -269,7 +269,12 @@ int main(int argc, char **argv)
                          {1024, 64, 8, 1, AITER_AOT_DTYPE_F32, 4, 0},
                          /* fp32 rows the fast path must hand back (near ties, -0 and +0) or keep */
                          {4096, 256, 8, 1, AITER_AOT_DTYPE_F32, 5, 0}, {1024, 160, 6, 0, AITER_AOT_DTYPE_F32, 5, 4},
-                         {1024, 1024, 32, 1, AITER_AOT_DTYPE_F32, 3, 0}, {4096, 256, 8, 0, AITER_AOT_DTYPE_F32, 1, 0}};
+                         {1024, 1024, 32, 1, AITER_AOT_DTYPE_F32, 3, 0}, {4096, 256, 8, 0, AITER_AOT_DTYPE_F32, 1, 0},
+                         /* four rows a wave (_rows4: above 8448 tokens on an H200, 4 times that for
+                          * fp32) with rows handed back among them */
+                         {16384, 256, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0}, {16384, 128, 6, 0, AITER_AOT_DTYPE_F16, 2, 0},
+                         {9001, 256, 8, 1, AITER_AOT_DTYPE_BF16, 4, 3}, {40001, 256, 8, 1, AITER_AOT_DTYPE_F32, 5, 0},
+                         {40000, 64, 8, 0, AITER_AOT_DTYPE_F32, 1, 0}};
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) harness_topk(&m, &extra[i], seed++, &t);
     for (size_t a = 0; a < 5; a++)
         for (size_t e = 0; e < 7; e++)
