@@ -16,6 +16,7 @@
 /* Rows a wave of the topk_softmax_v<vpt>_rows4 variants (vpt <= 8) takes, consecutive; the others
  * take one. The runtime picks them once one row a wave would not fit the device at once. */
 #define AOT_TOPK_ROWS 4
+#define AOT_TOPK_ONE_ROW_BLOCKS 8 /* blocks a multiprocessor holds of the one-row variants (vpt <= 8) */
 #define AOT_TOPK_SLOTS (AOT_MOE_MAX_K + 8) /* block-shared words a row (a multiple of 8: no bank conflicts) */
 
 enum { AOT_GATING_F32 = 0, AOT_GATING_F16 = 1, AOT_GATING_BF16 = 2 };

@@ -16,7 +16,7 @@
  * back (list_f32). After the rounds of all its rows the wave writes them together
  * (write_rows): with k = 8 and four rows on NVIDIA each lane computes and stores one output,
  * where a wave per row leaves three lanes in four idle for the tail, and the rows' rounds
- * overlap. The _rows4 variants are 22 % faster at 262144 tokens (bf16, 256 experts, H200) and
+ * overlap. The _rows4 variants are 23-24 % faster at 262144 tokens (bf16, 256 experts, H200) and
  * 0.4-0.6 µs slower at decode sizes, hence both.
  * Variants topk_softmax_v<VPT> exist for VPT = 1..32; the runtime picks the smallest with
  * VPT * wave >= experts, and topk_softmax_v<VPT>_full for rows of exactly VPT * wave experts
@@ -135,6 +135,10 @@ AOT_DEV float key_logit(aot_u32 key)
     return bits16_logit<BF16>(t ^ ((aot_i32)t < 0 ? 0x80000000u : 0xffff0000u));
 }
 
+/* The bits of +inf in a 16-bit logit. */
+template <int BF16>
+AOT_DEV aot_u32 inf_bits16() { return BF16 ? 0x7f80u : 0x7c00u; }
+
 /* The lane's logits as 16-bit pairs (expert e0 + 2c in the low half of w[c]); padding reads
  * as -inf. A lane's run is all in or all out of the row when vec (experts % VPT == 0 and the
  * row aligned for the wide loads). */
@@ -142,7 +146,7 @@ AOT_DEV float key_logit(aot_u32 key)
 template <int VPT, int BF16>
 AOT_DEV void load_words16(const aot_u16 *g, int e0, int E, bool vec, aot_u32 (&w)[WORDS(VPT)])
 {
-    const aot_u32 pad = BF16 ? 0xff80u : 0xfc00u;
+    const aot_u32 pad = 0x8000u | inf_bits16<BF16>(); /* -inf */
     if (vec && e0 < E && VPT >= 8) {
 #pragma unroll
         for (int c = 0; c < VPT / 8; c++) { /* as words: 16-bit halves cost ptxas byte permutes */
@@ -247,7 +251,7 @@ AOT_DEV void rounds(const aot_topk_kargs &a, aot_u32 (&h)[R][TOPN], aot_u32 *won
 template <int BF16>
 AOT_DEV bool finite_key(aot_u32 key)
 {
-    const aot_u32 inf = BF16 ? 0x7f80u : 0x7c00u;
+    const aot_u32 inf = inf_bits16<BF16>();
     return (key >> 16) - (0x8000u - inf) < 2 * inf;
 }
 
@@ -333,28 +337,33 @@ AOT_DEV void load_words32(const aot_u32 *g, int e0, int E, bool vec, aot_u32 (&u
     }
 }
 
-/* The order key of fp32 bits u: 0x80000000 + the signed magnitude, as keys2 makes it for 16
- * bits (-0 and +0 both 0x80000000). The inverse of a cut key: a logit at most the key's. */
+/* The order key of fp32 bits u: 0x80000000 + the signed magnitude (-0 and +0 both 0x80000000,
+ * unlike keys2's 16-bit keys). The inverse of a cut key: a logit at most the key's. */
 AOT_DEV aot_u32 order_key32(aot_u32 u) { return (u ^ ((aot_u32)((aot_i32)u >> 31) | 0x80000000u)) + (u >> 31); }
 AOT_DEV float key32_logit(aot_u32 k)
 {
     return aot_f32_from_bits(k & 0x80000000u ? k & 0x7fffffffu : (0u - k) | 0x80000000u);
 }
 
+/* The low bits of an fp32 key that hold the expert (VPT * AOT_WAVE >= E, a power of two), and
+ * the keys of -inf and +inf: cut keys strictly between are finite (a row max within 2^ID_BITS
+ * ulps of -FLT_MAX is taken for -inf, and the row goes to topk_row). */
+template <int VPT>
+AOT_DEV aot_u32 id_mask32() { return VPT * AOT_WAVE - 1; }
+#define KEY32_NEG_INF 0x00800000u
+#define KEY32_POS_INF 0xff800000u
+
 template <int VPT, int TOPN>
 AOT_DEV aot_u32 list_f32(const aot_topk_kargs &a, int E, const aot_u32 (&u)[VPT], aot_u32 (&h)[TOPN], aot_u32 *won, bool &bad)
 {
-    const aot_u32 ID_MASK = VPT * AOT_WAVE - 1, CUT = ~ID_MASK; /* VPT * AOT_WAVE >= E, a power of two */
-    /* keys of -inf and +inf: cut keys strictly between are finite (a row max within 2^ID_BITS
-     * ulps of -FLT_MAX is taken for -inf, and the row goes to topk_row) */
-    const aot_u32 NEG_INF = 0x00800000u, POS_INF = 0xff800000u;
+    const aot_u32 ID_MASK = id_mask32<VPT>(), CUT = ~ID_MASK;
     const int e0 = aot_lane() * VPT;
     aot_u32 key[VPT];
 #pragma unroll
     for (int j = 0; j < VPT; j++) key[j] = e0 + j < E ? (order_key32(u[j]) & CUT) | (ID_MASK - (aot_u32)(e0 + j)) : 0u;
     top_n<VPT, TOPN>(key, h);
     const aot_u32 best = aot_wave_max_u32(h[0]);
-    bad = (best & CUT) - (NEG_INF + 1) >= POS_INF - (NEG_INF + 1); /* the row max is not finite */
+    bad = (best & CUT) - (KEY32_NEG_INF + 1) >= KEY32_POS_INF - (KEY32_NEG_INF + 1); /* the row max is not finite */
     if (!a.renormalize) { /* as in list_packed; the cut max is as good a shift as the max */
         const float mxl = key32_logit(best & CUT) * AOT_LOG2E;
         won[WON_MXL] = aot_bits_from_f32(mxl);
@@ -370,24 +379,23 @@ enum { KIND_F16 = 0, KIND_BF16 = 1, KIND_F32 = 2 };
 
 /* Must the row whose chosen key is mine (the next one after) be handed back? 16 bits: a chosen
  * zero (see the keys) or NaN (only a negative one can be chosen here: its key is below -inf's;
- * without renormalization the sum has caught it already). fp32: two of the k + 1 largest share a cut key, or a chosen
- * logit is -inf or NaN. */
+ * without renormalization the sum has caught it already). fp32: two of the k + 1 largest share
+ * a cut key, or a chosen logit is -inf or NaN. */
 template <int KIND, int VPT>
 AOT_DEV bool chosen_bad(aot_u32 mine, aot_u32 after)
 {
     if constexpr (KIND == KIND_F32) {
-        const aot_u32 CUT = ~(aot_u32)(VPT * AOT_WAVE - 1);
-        return ((mine ^ after) & CUT) == 0 || (mine & CUT) <= 0x00800000u;
+        const aot_u32 CUT = ~id_mask32<VPT>();
+        return ((mine ^ after) & CUT) == 0 || (mine & CUT) <= KEY32_NEG_INF;
     } else {
-        const aot_u32 inf = KIND == KIND_BF16 ? 0x7f80u : 0x7c00u;
-        return mine >> 16 < 0x7fffu - inf || (mine >> 16) - 0x7fffu < 2u; /* below -inf's field, or a zero */
+        return mine >> 16 < 0x7fffu - inf_bits16<KIND>() || (mine >> 16) - 0x7fffu < 2u; /* below -inf's field, or a zero */
     }
 }
 
 template <int KIND, int VPT>
 AOT_DEV int chosen_expert(aot_u32 key)
 {
-    if constexpr (KIND == KIND_F32) return (int)((VPT * AOT_WAVE - 1) - (key & (VPT * AOT_WAVE - 1)));
+    if constexpr (KIND == KIND_F32) return (int)(id_mask32<VPT>() - (key & id_mask32<VPT>()));
     else return (int)(0xffffu - (key & 0xffffu));
 }
 
@@ -538,10 +546,10 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
     TOPK_KERNEL(topk_softmax_v##vpt##_rows4, vpt, false, AOT_TOPK_ROWS, blocks)                \
     TOPK_KERNEL(topk_softmax_v##vpt##_rows4_full, vpt, true, AOT_TOPK_ROWS, blocks)
 
-TOPK_VARIANT(1, 8)
-TOPK_VARIANT(2, 8)
-TOPK_VARIANT(4, 8)
-TOPK_VARIANT(8, 8)
+TOPK_VARIANT(1, AOT_TOPK_ONE_ROW_BLOCKS)
+TOPK_VARIANT(2, AOT_TOPK_ONE_ROW_BLOCKS)
+TOPK_VARIANT(4, AOT_TOPK_ONE_ROW_BLOCKS)
+TOPK_VARIANT(8, AOT_TOPK_ONE_ROW_BLOCKS)
 TOPK_VARIANT(16, 6)
 TOPK_VARIANT(32, 3)
 /* 5 blocks: 48 registers (16 bytes of spills at VPT = 8); 59.4-59.8 µs at 262144 tokens on the
