@@ -73,8 +73,8 @@
  * aot_frag_b_cols/rows (fragments from swizzled shared tiles, aot_swz), aot_wg_mma_ss/rs
  * (products of 4 waves with B from a tile) and aot_wg_shared_fence, AOT_SHARED_TILE and
  * AOT_SHARED_DYN_TILE (aligned for them), aot_copy16_async (+ commit, wait_all),
- * aot_copy_async_wait_prior<N>, aot_pack2_16, aot_sign_mask16x2, aot_shfl_xor_i32,
- * aot_wave_any.
+ * aot_copy_async_wait_prior<N>, aot_pack2_16, aot_sign_mask16x2, aot_shl16_add,
+ * aot_shfl_xor_i32, aot_wave_any.
  * Everything below is written once on top of those. */
 #ifndef AOT_DEVICE_H
 #define AOT_DEVICE_H
@@ -197,6 +197,12 @@ AOT_DEV aot_u32 aot_pack2_16(float lo, float hi, int f16)
  * that replicates sign bits defines AOT_SIGN_MASK16X2 and its own (one instruction). */
 #if !defined(AOT_SIGN_MASK16X2)
 AOT_DEV aot_u32 aot_sign_mask16x2(aot_u32 w) { return (w >> 15 & 0x00010001u) * 0xffffu; }
+#endif
+
+/* (k << 16) + lo. A vendor whose compiler would split it (reassociating lo's parts into other
+ * operations) defines AOT_SHL16_ADD and its own, one multiply-add. */
+#if !defined(AOT_SHL16_ADD)
+AOT_DEV aot_u32 aot_shl16_add(aot_u32 k, aot_u32 lo) { return k * 0x10000u + lo; }
 #endif
 
 /* Copies of 16 bytes from global to block-shared memory (both 16-byte aligned) that may

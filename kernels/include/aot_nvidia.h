@@ -139,6 +139,16 @@ AOT_DEV unsigned aot_sign_mask16x2(unsigned w)
     return r;
 }
 
+/* One mad.lo, which ptxas keeps as one IMAD (the multiply-add pipe). Written plainly, LLVM
+ * reassociates a lane's id (0xffff - e0 - 2c) into an or and an add on the integer pipe. */
+#define AOT_SHL16_ADD 1
+AOT_DEV unsigned aot_shl16_add(unsigned k, unsigned lo)
+{
+    unsigned r;
+    asm("mad.lo.u32 %0, %1, 65536, %2;" : "=r"(r) : "r"(k), "r"(lo));
+    return r;
+}
+
 /* Asynchronous 16-byte copies global -> shared (cp.async, sm_80+): the bytes land by
  * aot_copy_async_wait_all() (cp.async.wait_all: committed or not, as aot_device.h promises);
  * invalid copies write zeros and read nothing. */
