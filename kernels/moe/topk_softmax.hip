@@ -114,9 +114,11 @@ AOT_DEV void topk_row(const aot_topk_kargs &a, int row)
 
 /* Keys of the two 16-bit logits in word w (experts e, e + 1) given their id fields (0xffff -
  * expert: lower ids win ties): both halves ordered at once, then the low key's shift and join
- * as one multiply-add (on the multiply-add pipe; the integer pipe is the kernel's busiest) and
- * the high key's join as one logic operation. Ones' complement rather than two's for negative
- * halves saves two integer operations a word (measured: 8 instructions a row of 256 experts). */
+ * as one multiply-add on the multiply-add pipe (the integer pipe is the kernel's busiest;
+ * aot_shl16_add keeps the compiler from splitting it into a shift, an or with the lane's id
+ * base and an add: 3 % at 262144 tokens on the H200) and the high key's join as one logic
+ * operation. Ones' complement rather than two's for negative halves saves two integer
+ * operations a word (measured: 8 instructions a row of 256 experts). */
 AOT_DEV void keys2(aot_u32 w, aot_u32 id_lo, aot_u32 id_hi, aot_u32 &lo, aot_u32 &hi)
 {
     const aot_u32 k = w ^ (aot_sign_mask16x2(w) | 0x80008000u);
@@ -186,9 +188,6 @@ AOT_DEV void merge4(aot_u32 (&a)[4], const aot_u32 *b)
 /* Sorts four keys descending in place (five compare-exchanges). */
 AOT_DEV void sort4(aot_u32 *a) { cx(a[0], a[1]), cx(a[2], a[3]), cx(a[0], a[2]), cx(a[1], a[3]), cx(a[1], a[2]); }
 
-/* How many keys a lane's list holds. */
-#define TOPK_LIST(vpt) ((vpt) < 4 ? (vpt) : 4)
-
 /* The lane's TOPN = min(4, VPT) largest keys, descending, into h (VPT is 1, 2 or a multiple of 4;
  * key is scratch). */
 template <int VPT, int TOPN>
@@ -207,65 +206,46 @@ AOT_DEV void top_n(aot_u32 (&key)[VPT], aot_u32 (&h)[TOPN])
     }
 }
 
-/* ---- the rounds ----
- * A lane's candidate (its best key not yet taken) is in a register; the rest of its list,
- * h[1] .. h[TOPN - 1] and then key 0 (which never wins), waits in block-shared memory, one
- * column a lane (conflict-free whatever each lane's position). A round is one wave max over the
- * candidates, and the lane that won loads its next key. Popping the list in registers cost
- * TOPN - 1 selects a round on every lane, on the integer pipe, the kernel's busiest; the load
- * is on the memory pipe and only the winner's counter moves. */
-template <int TOPN, int R>
-struct topk_lists {
-    aot_u32 cand[R];       /* each row's candidate */
-    const aot_u32 *at[R];  /* and the entry that replaces it, in this lane's column */
-};
-
-/* Keeps list h of row r: h[0] as the candidate, the rest in this lane's column col (entry j
- * of row r at col[(r * TOPN + j) * AOT_WAVE]). */
-template <int TOPN, int R>
-AOT_DEV void keep_list(topk_lists<TOPN, R> &l, int r, const aot_u32 (&h)[TOPN], aot_u32 *col)
+/* The lane holding this round's best gives it away. With ZERO its list refills with 0 (a
+ * padding key, which never wins); without, its last key stays where it was, so a lane that has
+ * given all TOPN away offers a key already taken, which the row's final check catches (one
+ * select fewer per round, on the busier integer pipe). */
+template <int TOPN, bool ZERO>
+AOT_DEV void pop(aot_u32 (&h)[TOPN], aot_u32 best)
 {
+    const bool won = h[0] == best;
 #pragma unroll
-    for (int j = 0; j < TOPN; j++) col[(r * TOPN + j) * AOT_WAVE] = j + 1 < TOPN ? h[j + 1] : 0u;
-    l.cand[r] = h[0], l.at[r] = col + r * TOPN * AOT_WAVE;
+    for (int i = 0; i + 1 < TOPN; i++) h[i] = won ? h[i + 1] : h[i];
+    if (ZERO) h[TOPN - 1] = won ? 0u : h[TOPN - 1];
 }
 
-/* The lane whose candidate was row r's last best takes its next entry. */
-template <int TOPN, int R>
-AOT_DEV void pop(topk_lists<TOPN, R> &l, int r, aot_u32 last)
-{
-    if (l.cand[r] == last) l.cand[r] = *l.at[r], l.at[r] += AOT_WAVE;
-}
-
-/* Round s for each of the wave's R rows: the row's best key left, noted in its slot s, and
- * replaced on the lane that held it. Every lane stores the same value. */
-template <int TOPN, int R>
-AOT_DEV void round_step(topk_lists<TOPN, R> &l, aot_u32 *won, int s, aot_u32 (&last)[R])
+/* Round s of k for each of the wave's R rows: the row's best key left, noted in its slot s and
+ * popped (a store instead of a compare and select per round on each lane, which would load the
+ * busier integer pipe). Every lane stores the same value. */
+template <int TOPN, bool ZERO, int R>
+AOT_DEV void round_step(aot_u32 (&h)[R][TOPN], aot_u32 *won, int s, aot_u32 (&last)[R])
 {
 #pragma unroll
     for (int r = 0; r < R; r++) {
-        pop(l, r, last[r]);
-        last[r] = aot_wave_max_u32(l.cand[r]);
+        last[r] = aot_wave_max_u32(h[r][0]);
         won[r * AOT_TOPK_SLOTS + s] = last[r];
+        pop<TOPN, ZERO>(h[r], last[r]);
     }
 }
 
 /* The k rounds of R rows, round 0's best keys given (the rows' maxima, which the caller needed
  * first), the rows' rounds side by side so that their reductions overlap: each round's key in
- * its row's slot s (visible to the wave's lanes after aot_sync_wave); last: the last round's;
- * every lane's candidate left below it. */
-template <int TOPN, int R>
-AOT_DEV void rounds(const aot_topk_kargs &a, topk_lists<TOPN, R> &l, aot_u32 *won, aot_u32 (&last)[R])
+ * its row's slot s (visible to the wave's lanes after aot_sync_wave); last: the last round's. */
+template <int TOPN, bool ZERO, int R>
+AOT_DEV void rounds(const aot_topk_kargs &a, aot_u32 (&h)[R][TOPN], aot_u32 *won, aot_u32 (&last)[R])
 {
 #pragma unroll
-    for (int r = 0; r < R; r++) won[r * AOT_TOPK_SLOTS] = last[r];
+    for (int r = 0; r < R; r++) won[r * AOT_TOPK_SLOTS] = last[r], pop<TOPN, ZERO>(h[r], last[r]);
     if (a.k == 8) /* DeepSeek-V3's and Qwen3's k, unrolled: 5-7 % faster on the H200 */
 #pragma unroll
-        for (int s = 1; s < 8; s++) round_step<TOPN, R>(l, won, s, last);
+        for (int s = 1; s < 8; s++) round_step<TOPN, ZERO, R>(h, won, s, last);
     else
-        for (int s = 1; s < a.k; s++) round_step<TOPN, R>(l, won, s, last);
-#pragma unroll
-    for (int r = 0; r < R; r++) pop(l, r, last[r]);
+        for (int s = 1; s < a.k; s++) round_step<TOPN, ZERO, R>(h, won, s, last);
 }
 
 /* Is the logit of key finite? Fields of finite logits lie strictly between -inf's, 0x7fff - inf
@@ -496,12 +476,12 @@ AOT_DEV aot_u32 write_rows(const aot_topk_kargs &a, int row0, const aot_u32 *won
  * when it gave its last key in the last round; rare either way. The infinite-max and NaN tests
  * wait for the rows' one vote (write_rows) instead of leaving early: one branch, not three. */
 template <int KIND, int VPT, int R>
-AOT_DEV aot_u32 fast_rows(const aot_topk_kargs &a, int E, bool vec, int row0, aot_u32 *won, aot_u32 *lists)
+AOT_DEV aot_u32 fast_rows(const aot_topk_kargs &a, int E, bool vec, int row0, aot_u32 *won)
 {
-    const int TOPN = TOPK_LIST(VPT);
+    const int TOPN = VPT < 4 ? VPT : 4;
     const bool ZERO = VPT <= TOPN; /* a lane's list is all it holds */
     const int NW = KIND == KIND_F32 ? VPT : WORDS(VPT); /* words a lane loads */
-    aot_u32 w[R][NW], last[R];
+    aot_u32 w[R][NW], h[R][TOPN], last[R];
     bool fail[R];
 #pragma unroll
     for (int r = 0; r < R; r++) {
@@ -509,19 +489,16 @@ AOT_DEV aot_u32 fast_rows(const aot_topk_kargs &a, int E, bool vec, int row0, ao
         if constexpr (KIND == KIND_F32) load_words32<VPT>((const aot_u32 *)a.gating + row * a.row_stride, aot_lane() * VPT, E, vec, w[r]);
         else load_words16<VPT, KIND>((const aot_u16 *)a.gating + row * a.row_stride, aot_lane() * VPT, E, vec, w[r]);
     }
-    topk_lists<TOPN, R> l;
 #pragma unroll
     for (int r = 0; r < R; r++) {
-        aot_u32 h[TOPN];
-        if constexpr (KIND == KIND_F32) last[r] = list_f32<VPT, TOPN>(a, E, w[r], h, won + r * AOT_TOPK_SLOTS, fail[r]);
-        else last[r] = list_packed<VPT, KIND, TOPN>(a, E, w[r], h, won + r * AOT_TOPK_SLOTS, fail[r]);
-        keep_list(l, r, h, lists + aot_lane());
+        if constexpr (KIND == KIND_F32) last[r] = list_f32<VPT, TOPN>(a, E, w[r], h[r], won + r * AOT_TOPK_SLOTS, fail[r]);
+        else last[r] = list_packed<VPT, KIND, TOPN>(a, E, w[r], h[r], won + r * AOT_TOPK_SLOTS, fail[r]);
     }
-    rounds<TOPN, R>(a, l, won, last);
+    rounds<TOPN, ZERO, R>(a, h, won, last);
 #pragma unroll
     for (int r = 0; r < R; r++) {
-        fail[r] |= !ZERO && l.at[r] == lists + aot_lane() + (r + 1) * TOPN * AOT_WAVE; /* its list spent: its next key might have been due */
-        if (KIND == KIND_F32) won[r * AOT_TOPK_SLOTS + a.k] = aot_wave_max_u32(l.cand[r]); /* the (k + 1)-th key */
+        fail[r] |= !ZERO && h[r][0] >= last[r];
+        if (KIND == KIND_F32) won[r * AOT_TOPK_SLOTS + a.k] = aot_wave_max_u32(h[r][0]); /* the (k + 1)-th key */
     }
     aot_sync_wave();
     /* groups of 8 or 32 lanes a row; one row: the whole wave, so every lane's row is known at
@@ -541,12 +518,11 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
     const bool vec = FULL || a.wide_rows != 0;
     const int E = FULL ? VPT * AOT_WAVE : a.experts;
     AOT_SHARED(aot_u32, won, AOT_TOPK_BLOCK / AOT_WAVE * R * AOT_TOPK_SLOTS);
-    AOT_SHARED(aot_u32, lists, AOT_TOPK_BLOCK * R * TOPK_LIST(VPT));
-    aot_u32 *const wave_won = won + wave * R * AOT_TOPK_SLOTS, *const wave_lists = lists + wave * AOT_WAVE * R * TOPK_LIST(VPT);
+    aot_u32 *const wave_won = won + wave * R * AOT_TOPK_SLOTS;
     aot_u32 back;
-    if (a.dtype == AOT_GATING_BF16) back = fast_rows<KIND_BF16, VPT, R>(a, E, vec, row0, wave_won, wave_lists);
-    else if (a.dtype == AOT_GATING_F16) back = fast_rows<KIND_F16, VPT, R>(a, E, vec, row0, wave_won, wave_lists);
-    else back = fast_rows<KIND_F32, VPT, R>(a, E, vec, row0, wave_won, wave_lists);
+    if (a.dtype == AOT_GATING_BF16) back = fast_rows<KIND_BF16, VPT, R>(a, E, vec, row0, wave_won);
+    else if (a.dtype == AOT_GATING_F16) back = fast_rows<KIND_F16, VPT, R>(a, E, vec, row0, wave_won);
+    else back = fast_rows<KIND_F32, VPT, R>(a, E, vec, row0, wave_won);
     if (back) /* rows the fast paths handed back (rare) */
 #pragma unroll 1
         for (int r = 0; r < R; r++)
