@@ -13,8 +13,9 @@
 #define AOT_MOE_MAX_EXPERTS 1024
 #define AOT_MOE_MAX_K 32        /* k of topk_softmax and moe_sorting; the kernels size buffers by it */
 #define AOT_MOE_PAD_EXPERTS 8   /* the scatter launch has a block per this many experts at least */
-/* Rows a wave of the topk_softmax_v<vpt>_rows4 variants (vpt <= 8) takes, consecutive; the others
- * take one. The runtime picks them once one row a wave would not fit the device at once. */
+/* Rows a wave of the topk_softmax_v<vpt>_rows4 variants (vpt <= 8; _rows4_f32 for fp32 logits)
+ * takes, consecutive; the others take one. The runtime picks them once one row a wave would not
+ * fit the device at once. */
 #define AOT_TOPK_ROWS 4
 #define AOT_TOPK_ONE_ROW_BLOCKS 8 /* blocks a multiprocessor holds of the one-row variants (vpt <= 8) */
 #define AOT_TOPK_SLOTS (AOT_MOE_MAX_K + 8) /* block-shared words a row (a multiple of 8: no bank conflicts) */

@@ -188,6 +188,10 @@ AOT_DEV void merge4(aot_u32 (&a)[4], const aot_u32 *b)
 /* Sorts four keys descending in place (five compare-exchanges). */
 AOT_DEV void sort4(aot_u32 *a) { cx(a[0], a[1]), cx(a[2], a[3]), cx(a[0], a[2]), cx(a[1], a[3]), cx(a[1], a[2]); }
 
+/* How many keys a lane's list holds; whether the _rows4 kernels keep them in shared memory. */
+#define TOPK_LIST(vpt) ((vpt) < 4 ? (vpt) : 4)
+#define TOPK_SHARED_LISTS(vpt, rows) ((rows) > 1 && (vpt) > TOPK_LIST(vpt))
+
 /* The lane's TOPN = min(4, VPT) largest keys, descending, into h (VPT is 1, 2 or a multiple of 4;
  * key is scratch). */
 template <int VPT, int TOPN>
@@ -206,46 +210,88 @@ AOT_DEV void top_n(aot_u32 (&key)[VPT], aot_u32 (&h)[TOPN])
     }
 }
 
-/* The lane holding this round's best gives it away. With ZERO its list refills with 0 (a
- * padding key, which never wins); without, its last key stays where it was, so a lane that has
- * given all TOPN away offers a key already taken, which the row's final check catches (one
- * select fewer per round, on the busier integer pipe). */
-template <int TOPN, bool ZERO>
-AOT_DEV void pop(aot_u32 (&h)[TOPN], aot_u32 best)
+/* ---- the lanes' lists through the rounds ----
+ * A lane's candidate (its best key not yet taken) is l.h[r][0]; the rest of its list waits
+ * either in registers, where a pop moves every entry up (TOPN - 1 selects on every lane, on
+ * the integer pipe), or, with SHARED, in a column of block-shared memory ending in key 0, from
+ * which only the lane that won loads its next key (a load and an add). Shared: the _rows4
+ * kernels at VPT = 8 (256 experts on NVIDIA), where the integer pipe bounded the kernel (69
+ * against 88 ALU instructions a row at 262144 tokens); a lane whose list is its whole run pops
+ * in one to three selects, and the one-row kernels wait on the load (2 % slower), so they keep
+ * registers. */
+template <int TOPN, int R, bool SHARED>
+struct topk_lists {
+    aot_u32 h[R][SHARED ? 1 : TOPN];
+    const aot_u32 *at[R]; /* SHARED: the entry that replaces the candidate */
+};
+
+/* Keeps list h of row r; col is this lane's column (entry j of row r at col[(r * TOPN + j) *
+ * AOT_WAVE], conflict-free whatever each lane's position). */
+template <int TOPN, int R, bool SHARED>
+AOT_DEV void keep_list(topk_lists<TOPN, R, SHARED> &l, int r, const aot_u32 (&h)[TOPN], aot_u32 *col)
 {
-    const bool won = h[0] == best;
+    if constexpr (SHARED) {
 #pragma unroll
-    for (int i = 0; i + 1 < TOPN; i++) h[i] = won ? h[i + 1] : h[i];
-    if (ZERO) h[TOPN - 1] = won ? 0u : h[TOPN - 1];
+        for (int j = 0; j < TOPN; j++) col[(r * TOPN + j) * AOT_WAVE] = j + 1 < TOPN ? h[j + 1] : 0u;
+        l.h[r][0] = h[0], l.at[r] = col + r * TOPN * AOT_WAVE;
+    } else {
+#pragma unroll
+        for (int j = 0; j < TOPN; j++) l.h[r][j] = h[j];
+    }
+}
+
+/* The lane holding row r's best gives it away. With ZERO or SHARED its list ends in 0 (a
+ * padding key, which never wins); in registers without ZERO its last key stays where it was,
+ * so a lane that has given all TOPN away offers a key already taken, which the row's final
+ * check catches (one select fewer per round). */
+template <int TOPN, int R, bool SHARED, bool ZERO>
+AOT_DEV void pop(topk_lists<TOPN, R, SHARED> &l, int r, aot_u32 best)
+{
+    const bool won = l.h[r][0] == best;
+    if constexpr (SHARED) {
+        if (won) l.h[r][0] = *l.at[r], l.at[r] += AOT_WAVE;
+    } else {
+#pragma unroll
+        for (int i = 0; i + 1 < TOPN; i++) l.h[r][i] = won ? l.h[r][i + 1] : l.h[r][i];
+        if (ZERO) l.h[r][TOPN - 1] = won ? 0u : l.h[r][TOPN - 1];
+    }
+}
+
+/* Has the lane given away its whole list of row r (so its next key might have been due)? */
+template <int TOPN, int R, bool SHARED>
+AOT_DEV bool spent(const topk_lists<TOPN, R, SHARED> &l, int r, aot_u32 last, const aot_u32 *col)
+{
+    if constexpr (SHARED) return l.at[r] == col + (r + 1) * TOPN * AOT_WAVE;
+    else return l.h[r][0] >= last;
 }
 
 /* Round s of k for each of the wave's R rows: the row's best key left, noted in its slot s and
  * popped (a store instead of a compare and select per round on each lane, which would load the
  * busier integer pipe). Every lane stores the same value. */
-template <int TOPN, bool ZERO, int R>
-AOT_DEV void round_step(aot_u32 (&h)[R][TOPN], aot_u32 *won, int s, aot_u32 (&last)[R])
+template <int TOPN, int R, bool SHARED, bool ZERO>
+AOT_DEV void round_step(topk_lists<TOPN, R, SHARED> &l, aot_u32 *won, int s, aot_u32 (&last)[R])
 {
 #pragma unroll
     for (int r = 0; r < R; r++) {
-        last[r] = aot_wave_max_u32(h[r][0]);
+        last[r] = aot_wave_max_u32(l.h[r][0]);
         won[r * AOT_TOPK_SLOTS + s] = last[r];
-        pop<TOPN, ZERO>(h[r], last[r]);
+        pop<TOPN, R, SHARED, ZERO>(l, r, last[r]);
     }
 }
 
 /* The k rounds of R rows, round 0's best keys given (the rows' maxima, which the caller needed
  * first), the rows' rounds side by side so that their reductions overlap: each round's key in
  * its row's slot s (visible to the wave's lanes after aot_sync_wave); last: the last round's. */
-template <int TOPN, bool ZERO, int R>
-AOT_DEV void rounds(const aot_topk_kargs &a, aot_u32 (&h)[R][TOPN], aot_u32 *won, aot_u32 (&last)[R])
+template <int TOPN, int R, bool SHARED, bool ZERO>
+AOT_DEV void rounds(const aot_topk_kargs &a, topk_lists<TOPN, R, SHARED> &l, aot_u32 *won, aot_u32 (&last)[R])
 {
 #pragma unroll
-    for (int r = 0; r < R; r++) won[r * AOT_TOPK_SLOTS] = last[r], pop<TOPN, ZERO>(h[r], last[r]);
+    for (int r = 0; r < R; r++) won[r * AOT_TOPK_SLOTS] = last[r], pop<TOPN, R, SHARED, ZERO>(l, r, last[r]);
     if (a.k == 8) /* DeepSeek-V3's and Qwen3's k, unrolled: 5-7 % faster on the H200 */
 #pragma unroll
-        for (int s = 1; s < 8; s++) round_step<TOPN, ZERO, R>(h, won, s, last);
+        for (int s = 1; s < 8; s++) round_step<TOPN, R, SHARED, ZERO>(l, won, s, last);
     else
-        for (int s = 1; s < a.k; s++) round_step<TOPN, ZERO, R>(h, won, s, last);
+        for (int s = 1; s < a.k; s++) round_step<TOPN, R, SHARED, ZERO>(l, won, s, last);
 }
 
 /* Is the logit of key finite? Fields of finite logits lie strictly between -inf's, 0x7fff - inf
@@ -476,12 +522,12 @@ AOT_DEV aot_u32 write_rows(const aot_topk_kargs &a, int row0, const aot_u32 *won
  * when it gave its last key in the last round; rare either way. The infinite-max and NaN tests
  * wait for the rows' one vote (write_rows) instead of leaving early: one branch, not three. */
 template <int KIND, int VPT, int R>
-AOT_DEV aot_u32 fast_rows(const aot_topk_kargs &a, int E, bool vec, int row0, aot_u32 *won)
+AOT_DEV aot_u32 fast_rows(const aot_topk_kargs &a, int E, bool vec, int row0, aot_u32 *won, aot_u32 *lists)
 {
-    const int TOPN = VPT < 4 ? VPT : 4;
-    const bool ZERO = VPT <= TOPN; /* a lane's list is all it holds */
+    const int TOPN = TOPK_LIST(VPT);
+    const bool ZERO = VPT <= TOPN, SHARED = TOPK_SHARED_LISTS(VPT, R); /* ZERO: a lane's list is all it holds */
     const int NW = KIND == KIND_F32 ? VPT : WORDS(VPT); /* words a lane loads */
-    aot_u32 w[R][NW], h[R][TOPN], last[R];
+    aot_u32 w[R][NW], last[R];
     bool fail[R];
 #pragma unroll
     for (int r = 0; r < R; r++) {
@@ -489,16 +535,20 @@ AOT_DEV aot_u32 fast_rows(const aot_topk_kargs &a, int E, bool vec, int row0, ao
         if constexpr (KIND == KIND_F32) load_words32<VPT>((const aot_u32 *)a.gating + row * a.row_stride, aot_lane() * VPT, E, vec, w[r]);
         else load_words16<VPT, KIND>((const aot_u16 *)a.gating + row * a.row_stride, aot_lane() * VPT, E, vec, w[r]);
     }
+    topk_lists<TOPN, R, SHARED> l;
+    aot_u32 *const col = lists + aot_lane();
 #pragma unroll
     for (int r = 0; r < R; r++) {
-        if constexpr (KIND == KIND_F32) last[r] = list_f32<VPT, TOPN>(a, E, w[r], h[r], won + r * AOT_TOPK_SLOTS, fail[r]);
-        else last[r] = list_packed<VPT, KIND, TOPN>(a, E, w[r], h[r], won + r * AOT_TOPK_SLOTS, fail[r]);
+        aot_u32 h[TOPN];
+        if constexpr (KIND == KIND_F32) last[r] = list_f32<VPT, TOPN>(a, E, w[r], h, won + r * AOT_TOPK_SLOTS, fail[r]);
+        else last[r] = list_packed<VPT, KIND, TOPN>(a, E, w[r], h, won + r * AOT_TOPK_SLOTS, fail[r]);
+        keep_list(l, r, h, col);
     }
-    rounds<TOPN, ZERO, R>(a, h, won, last);
+    rounds<TOPN, R, SHARED, ZERO>(a, l, won, last);
 #pragma unroll
     for (int r = 0; r < R; r++) {
-        fail[r] |= !ZERO && h[r][0] >= last[r];
-        if (KIND == KIND_F32) won[r * AOT_TOPK_SLOTS + a.k] = aot_wave_max_u32(h[r][0]); /* the (k + 1)-th key */
+        fail[r] |= !ZERO && spent(l, r, last[r], col);
+        if (KIND == KIND_F32) won[r * AOT_TOPK_SLOTS + a.k] = aot_wave_max_u32(l.h[r][0]); /* the (k + 1)-th key */
     }
     aot_sync_wave();
     /* groups of 8 or 32 lanes a row; one row: the whole wave, so every lane's row is known at
@@ -508,8 +558,13 @@ AOT_DEV aot_u32 fast_rows(const aot_topk_kargs &a, int E, bool vec, int row0, ao
 }
 
 /* A wave takes R consecutive rows. FULL: rows of exactly VPT * AOT_WAVE experts, aligned for
- * the wide loads (the runtime's choice), so no lane needs a bounds test. */
-template <int VPT, bool FULL, int R>
+ * the wide loads (the runtime's choice), so no lane needs a bounds test. DT: the logits' types
+ * the kernel takes (the _rows4 kernels take 16-bit or fp32 rows, each with its own register
+ * budget; below). */
+#define TOPK_ANY 0
+#define TOPK_16BIT 1
+#define TOPK_F32 2
+template <int VPT, bool FULL, int R, int DT>
 AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
 {
     const int wave = (int)((unsigned)aot_thread_x() / AOT_WAVE); /* unsigned: a shift, not a signed division */
@@ -518,11 +573,13 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
     const bool vec = FULL || a.wide_rows != 0;
     const int E = FULL ? VPT * AOT_WAVE : a.experts;
     AOT_SHARED(aot_u32, won, AOT_TOPK_BLOCK / AOT_WAVE * R * AOT_TOPK_SLOTS);
-    aot_u32 *const wave_won = won + wave * R * AOT_TOPK_SLOTS;
+    AOT_SHARED(aot_u32, lists, TOPK_SHARED_LISTS(VPT, R) ? AOT_TOPK_BLOCK * R * TOPK_LIST(VPT) : 1);
+    aot_u32 *const wave_won = won + wave * R * AOT_TOPK_SLOTS, *const wave_lists = lists + wave * AOT_WAVE * R * TOPK_LIST(VPT);
     aot_u32 back;
-    if (a.dtype == AOT_GATING_BF16) back = fast_rows<KIND_BF16, VPT, R>(a, E, vec, row0, wave_won);
-    else if (a.dtype == AOT_GATING_F16) back = fast_rows<KIND_F16, VPT, R>(a, E, vec, row0, wave_won);
-    else back = fast_rows<KIND_F32, VPT, R>(a, E, vec, row0, wave_won);
+    if constexpr (DT == TOPK_F32) back = fast_rows<KIND_F32, VPT, R>(a, E, vec, row0, wave_won, wave_lists);
+    else if (a.dtype == AOT_GATING_BF16) back = fast_rows<KIND_BF16, VPT, R>(a, E, vec, row0, wave_won, wave_lists);
+    else if (DT == TOPK_16BIT || a.dtype == AOT_GATING_F16) back = fast_rows<KIND_F16, VPT, R>(a, E, vec, row0, wave_won, wave_lists);
+    else if constexpr (DT == TOPK_ANY) back = fast_rows<KIND_F32, VPT, R>(a, E, vec, row0, wave_won, wave_lists);
     if (back) /* rows the fast paths handed back (rare) */
 #pragma unroll 1
         for (int r = 0; r < R; r++)
@@ -535,18 +592,20 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
  * 1024-4096 (every block resident either way) and 2 % for fp32 rows at 262144, measured when
  * those still took topk_row (docs/performance.md). 6 for VPT = 16 (8 would spill), 3 for
  * VPT = 32 (a floor, not a cap: the compiler's 64 registers fit 4). */
-#define TOPK_KERNEL(name, vpt, full, rows, blocks)                                              \
+#define TOPK_KERNEL(name, vpt, full, rows, dt, blocks)                                          \
     AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_TOPK_BLOCK, blocks) void name(aot_topk_kargs a)        \
     {                                                                                          \
-        topk_kernel_body<vpt, full, rows>(a);                                                  \
+        topk_kernel_body<vpt, full, rows, dt>(a);                                              \
     }                                                                                          \
     AOT_EMU_ENTRY(name, aot_topk_kargs)
 #define TOPK_VARIANT(vpt, blocks)                                                              \
-    TOPK_KERNEL(topk_softmax_v##vpt, vpt, false, 1, blocks)                                    \
-    TOPK_KERNEL(topk_softmax_v##vpt##_full, vpt, true, 1, blocks)
-#define TOPK_ROWS_VARIANT(vpt, blocks)                                                         \
-    TOPK_KERNEL(topk_softmax_v##vpt##_rows4, vpt, false, AOT_TOPK_ROWS, blocks)                \
-    TOPK_KERNEL(topk_softmax_v##vpt##_rows4_full, vpt, true, AOT_TOPK_ROWS, blocks)
+    TOPK_KERNEL(topk_softmax_v##vpt, vpt, false, 1, TOPK_ANY, blocks)                          \
+    TOPK_KERNEL(topk_softmax_v##vpt##_full, vpt, true, 1, TOPK_ANY, blocks)
+#define TOPK_ROWS_VARIANT(vpt, blocks16, blocks32)                                             \
+    TOPK_KERNEL(topk_softmax_v##vpt##_rows4, vpt, false, AOT_TOPK_ROWS, TOPK_16BIT, blocks16)  \
+    TOPK_KERNEL(topk_softmax_v##vpt##_rows4_full, vpt, true, AOT_TOPK_ROWS, TOPK_16BIT, blocks16) \
+    TOPK_KERNEL(topk_softmax_v##vpt##_rows4_f32, vpt, false, AOT_TOPK_ROWS, TOPK_F32, blocks32) \
+    TOPK_KERNEL(topk_softmax_v##vpt##_rows4_f32_full, vpt, true, AOT_TOPK_ROWS, TOPK_F32, blocks32)
 
 TOPK_VARIANT(1, AOT_TOPK_ONE_ROW_BLOCKS)
 TOPK_VARIANT(2, AOT_TOPK_ONE_ROW_BLOCKS)
@@ -554,9 +613,10 @@ TOPK_VARIANT(4, AOT_TOPK_ONE_ROW_BLOCKS)
 TOPK_VARIANT(8, AOT_TOPK_ONE_ROW_BLOCKS)
 TOPK_VARIANT(16, 6)
 TOPK_VARIANT(32, 3)
-/* 5 blocks: 48 registers (16 bytes of spills at VPT = 8); 59.4-59.8 µs at 262144 tokens on the
- * H200 against 60.3-60.4 with 4 blocks and 64 registers */
-TOPK_ROWS_VARIANT(1, 5)
-TOPK_ROWS_VARIANT(2, 5)
-TOPK_ROWS_VARIANT(4, 5)
-TOPK_ROWS_VARIANT(8, 5)
+/* 5 blocks: 48 registers (8 bytes of spills for fp32 rows at VPT = 8). 16-bit rows of 256 experts (VPT = 8, lists in shared
+ * memory) at 6 blocks, 40 registers: 53.6-53.8 µs at 262144 tokens on the H200 against 56.0-56.2
+ * at 5 blocks, in a kernel without the fp32 path, which would spill 100 bytes at 40 */
+TOPK_ROWS_VARIANT(1, 5, 5)
+TOPK_ROWS_VARIANT(2, 5, 5)
+TOPK_ROWS_VARIANT(4, 5, 5)
+TOPK_ROWS_VARIANT(8, 6, 5)

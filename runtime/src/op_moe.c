@@ -55,10 +55,11 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
     const int32_t wide = wide_rows(&a, vpt);
     /* _full: rows of exactly vpt * wave experts loaded whole, with no bounds tests */
     const int full = wide && vpt * wave == (unsigned)a.experts;
-    /* _rows4 once a wave per row would not fit the device at once, fp32 rows from 4 times that:
-     * on the H200 (132 SMs) 16-bit rows are 24 % faster at 262144 tokens and level at 16384;
-     * fp32 rows 8 % faster at 131072 and 3-6 % slower at 32768 than with a wave per row
-     * (docs/performance.md). Decode sizes, below one multiprocessor's share, skip the query. */
+    /* _rows4 once a wave per row would not fit the device at once, fp32 rows (_rows4_f32, kernels
+     * of their own for their own register budget) from 4 times that: on the H200 (132 SMs)
+     * 16-bit rows are 24 % faster at 262144 tokens and level at 16384; fp32 rows 8 % faster at
+     * 131072 and 3-6 % slower at 32768 than with a wave per row (docs/performance.md). Decode
+     * sizes, below one multiprocessor's share, skip the query. */
     unsigned rows = 1;
     const int64_t per_mp = (int64_t)AOT_TOPK_ONE_ROW_BLOCKS * (AOT_TOPK_BLOCK / wave) *
                            (a.gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 1);
@@ -69,7 +70,8 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
         if (a.tokens > per_mp * mps) rows = AOT_TOPK_ROWS;
     }
     char name[40];
-    snprintf(name, sizeof name, "topk_softmax_v%u%s%s", vpt, rows > 1 ? "_rows4" : "", full ? "_full" : "");
+    const char *rows4 = rows == 1 ? "" : a.gating_dtype == AITER_AOT_DTYPE_F32 ? "_rows4_f32" : "_rows4";
+    snprintf(name, sizeof name, "topk_softmax_v%u%s%s", vpt, rows4, full ? "_full" : "");
     aot_topk_kargs k = {a.gating, a.topk_weights, a.topk_ids, a.token_expert_indices,
                         a.gating_row_stride, a.tokens, a.experts, a.k, a.renormalize != 0,
                         (int32_t)a.gating_dtype, wide};

@@ -22,6 +22,10 @@
     X(topk_softmax_v4_rows4, aot_topk_kargs) X(topk_softmax_v8_rows4, aot_topk_kargs)    \
     X(topk_softmax_v1_rows4_full, aot_topk_kargs) X(topk_softmax_v2_rows4_full, aot_topk_kargs) \
     X(topk_softmax_v4_rows4_full, aot_topk_kargs) X(topk_softmax_v8_rows4_full, aot_topk_kargs) \
+    X(topk_softmax_v1_rows4_f32, aot_topk_kargs) X(topk_softmax_v2_rows4_f32, aot_topk_kargs) \
+    X(topk_softmax_v4_rows4_f32, aot_topk_kargs) X(topk_softmax_v8_rows4_f32, aot_topk_kargs) \
+    X(topk_softmax_v1_rows4_f32_full, aot_topk_kargs) X(topk_softmax_v2_rows4_f32_full, aot_topk_kargs) \
+    X(topk_softmax_v4_rows4_f32_full, aot_topk_kargs) X(topk_softmax_v8_rows4_f32_full, aot_topk_kargs) \
     X(moe_sort_count, aot_moe_sort_kargs) X(moe_sort_chunk_scan, aot_moe_sort_kargs)     \
     X(moe_sort_scatter, aot_moe_sort_kargs)             \
     X(mhc_gemm_n4, aot_mhc_gemm_kargs) X(mhc_gemm_n1, aot_mhc_gemm_kargs)                    \

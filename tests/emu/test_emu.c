@@ -39,11 +39,16 @@ int main(int argc, char **argv)
         {33, 160, 6, 0, AITER_AOT_DTYPE_F32, 5, 2}, {12, 1024, 32, 1, AITER_AOT_DTYPE_F32, 3, 0},
         {12, 256, 8, 0, AITER_AOT_DTYPE_F32, 2, 0}, {12, 256, 8, 1, AITER_AOT_DTYPE_F32, 1, 0},
         /* more tokens than the emulated device holds a wave per row for (4 multiprocessors; 4
-         * times as many for fp32): four rows a wave (_rows4), the last wave partial */
+         * times as many for fp32): four rows a wave (_rows4, _rows4_f32), the last wave partial */
         {301, 256, 8, 1, AITER_AOT_DTYPE_BF16, 0, 0}, {301, 64, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0},
         {302, 128, 6, 0, AITER_AOT_DTYPE_F16, 2, 0}, {1031, 32, 8, 1, AITER_AOT_DTYPE_F32, 5, 0},
         {300, 160, 2, 0, AITER_AOT_DTYPE_BF16, 3, 3}, {1030, 64, 8, 0, AITER_AOT_DTYPE_F32, 0, 0},
-        {301, 8, 8, 1, AITER_AOT_DTYPE_F16, 1, 0},  {300, 40, 4, 1, AITER_AOT_DTYPE_F16, 4, 0}};
+        {301, 8, 8, 1, AITER_AOT_DTYPE_F16, 1, 0},  {300, 40, 4, 1, AITER_AOT_DTYPE_F16, 4, 0},
+        /* lists in shared memory (_rows4 at VPT = 8): fp32 rows of 256 experts at wave 32, 16-bit
+         * rows of 512 at wave 64; monotonic rows, whose k largest lie in one lane, which spends
+         * its list */
+        {1029, 256, 8, 1, AITER_AOT_DTYPE_F32, 1, 0}, {301, 512, 8, 0, AITER_AOT_DTYPE_BF16, 2, 0},
+        {301, 256, 8, 1, AITER_AOT_DTYPE_BF16, 3, 0}};
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) harness_topk(&m, &specials[i], seed++, &t);
 
     static const int bss[] = {16, 32, 64, 128};
