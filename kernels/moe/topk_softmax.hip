@@ -576,6 +576,7 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
     AOT_SHARED(aot_u32, lists, TOPK_SHARED_LISTS(VPT, R) ? AOT_TOPK_BLOCK * R * TOPK_LIST(VPT) : 1);
     aot_u32 *const wave_won = won + wave * R * AOT_TOPK_SLOTS, *const wave_lists = lists + wave * AOT_WAVE * R * TOPK_LIST(VPT);
     aot_u32 back;
+    /* the fp32 path is compiled into TOPK_F32 and TOPK_ANY kernels only */
     if constexpr (DT == TOPK_F32) back = fast_rows<KIND_F32, VPT, R>(a, E, vec, row0, wave_won, wave_lists);
     else if (a.dtype == AOT_GATING_BF16) back = fast_rows<KIND_BF16, VPT, R>(a, E, vec, row0, wave_won, wave_lists);
     else if (DT == TOPK_16BIT || a.dtype == AOT_GATING_F16) back = fast_rows<KIND_F16, VPT, R>(a, E, vec, row0, wave_won, wave_lists);
@@ -613,9 +614,10 @@ TOPK_VARIANT(4, AOT_TOPK_ONE_ROW_BLOCKS)
 TOPK_VARIANT(8, AOT_TOPK_ONE_ROW_BLOCKS)
 TOPK_VARIANT(16, 6)
 TOPK_VARIANT(32, 3)
-/* 5 blocks: 48 registers (8 bytes of spills for fp32 rows at VPT = 8). 16-bit rows of 256 experts (VPT = 8, lists in shared
- * memory) at 6 blocks, 40 registers: 53.6-53.8 µs at 262144 tokens on the H200 against 56.0-56.2
- * at 5 blocks, in a kernel without the fp32 path, which would spill 100 bytes at 40 */
+/* 5 blocks: 48 registers (8 bytes of spills for fp32 rows at VPT = 8). 16-bit rows of 256
+ * experts (VPT = 8, lists in shared memory) at 6 blocks, 40 registers: 53.6-53.8 µs at 262144
+ * tokens on the H200 against 56.0-56.2 at 5 blocks, in a kernel without the fp32 path, which
+ * would spill 100 bytes at 40 */
 TOPK_ROWS_VARIANT(1, 5, 5)
 TOPK_ROWS_VARIANT(2, 5, 5)
 TOPK_ROWS_VARIANT(4, 5, 5)
