@@ -274,7 +274,10 @@ int main(int argc, char **argv)
                           * fp32) with rows handed back among them */
                          {16384, 256, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0}, {16384, 128, 6, 0, AITER_AOT_DTYPE_F16, 2, 0},
                          {9001, 256, 8, 1, AITER_AOT_DTYPE_BF16, 4, 3}, {40001, 256, 8, 1, AITER_AOT_DTYPE_F32, 5, 0},
-                         {40000, 64, 8, 0, AITER_AOT_DTYPE_F32, 1, 0}};
+                         {40000, 64, 8, 0, AITER_AOT_DTYPE_F32, 1, 0},
+                         /* lists in shared memory (_rows4 at 256 experts): monotonic rows, whose
+                          * k largest lie in one lane, which spends its list */
+                         {16384, 256, 8, 1, AITER_AOT_DTYPE_BF16, 3, 0}, {40001, 256, 8, 0, AITER_AOT_DTYPE_F32, 3, 0}};
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) harness_topk(&m, &extra[i], seed++, &t);
     for (size_t a = 0; a < 5; a++)
         for (size_t e = 0; e < 7; e++)
