@@ -124,10 +124,12 @@ typedef struct {
 AITER_AOT_API aiter_aot_status aiter_aot_mhc_post(const aiter_aot_mhc_post_args *args, void *stream);
 
 /* ------------------------------------------------------------------------------------------
- * fused_post_pre (tokens <= 16): post, and the next projection's partials from the fp32
- * (unrounded) new residual in the same kernel:
+ * fused_post_pre: post, and the next projection's partials:
  *   v[k][h] = post[k] x[h] + sum_j comb[j][k] residual[j][h];  residual_out = bf16(v);
- *   mix[s, t, o], sqrsum[s, t] as prenorm_gemm computes them, but from v.
+ *   mix[s, t, o], sqrsum[s, t] as prenorm_gemm computes them, from
+ *     tokens <= 16: v itself, fp32 and unrounded, in the same kernel;
+ *     tokens > 16:  residual_out as stored (post, then prenorm_gemm on it, as the reference's
+ *                   wrapper does there; residual, x and residual_out 16-byte aligned).
  * Then call aiter_aot_mhc_pre on residual_out with the same splits.
  * ------------------------------------------------------------------------------------------ */
 typedef struct {

@@ -236,6 +236,12 @@ aiter_aot_status aiter_aot_mhc_pre_full(const aiter_aot_mhc_pre_full_args *args,
 
 /* ---- post ---- */
 
+static aiter_aot_status post_run(aot_mhc_post_kargs *k, void *stream, aot_diag *d)
+{
+    unsigned spans = ((unsigned)k->hidden + AOT_MHC_POST_SPAN - 1) / AOT_MHC_POST_SPAN;
+    return aot_op_launch("mhc_post", k, sizeof *k, (unsigned)k->tokens * spans, AOT_MHC_BLOCK, 0, stream, d);
+}
+
 aiter_aot_status aiter_aot_mhc_post(const aiter_aot_mhc_post_args *args, void *stream)
 {
     aot_diag dd, *d = &dd;
@@ -247,33 +253,52 @@ aiter_aot_status aiter_aot_mhc_post(const aiter_aot_mhc_post_args *args, void *s
     if (s == AITER_AOT_STATUS_OK && a.out == a.residual) s = BAD("mhc_post: out may not alias residual");
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
         aot_mhc_post_kargs k = {a.comb, a.post, a.residual, a.x, a.out, a.tokens, a.hidden};
-        unsigned spans = ((unsigned)a.hidden + AOT_MHC_POST_SPAN - 1) / AOT_MHC_POST_SPAN;
-        s = aot_op_launch("mhc_post", &k, sizeof k, (unsigned)a.tokens * spans, AOT_MHC_BLOCK, 0, stream, d);
+        s = post_run(&k, stream, d);
     }
     return aot_api_return(s, d);
 }
 
 /* ---- fused_post_pre ---- */
 
+/* Up to this many tokens post and the projection run as one kernel (mhc_gemm_fused, fp32 FMA);
+ * beyond, as the reference's wrapper does, mhc_post and then the projection of residual_out as
+ * stored (the matrix-unit kernel, which reads bf16). */
+#define FUSED_MAX_TOKENS 16
+
+static aiter_aot_status fused_check(const aiter_aot_mhc_fused_post_pre_args *a, aot_diag *d)
+{
+    AOT_FORWARD(check_shape("mhc_fused_post_pre", a->hc_mult, a->tokens, a->hidden, d));
+    AOT_FORWARD(check_splits("mhc_fused_post_pre", a->splits, a->hidden, d));
+    /* the two-kernel path moves the bf16 tensors 16 bytes at a time */
+    AOT_FORWARD(PTRS("mhc_fused_post_pre", "comb, post, residual, x, fn, residual_out, mix, sqrsum",
+                     a->tokens <= FUSED_MAX_TOKENS ? "44224244" : "44xx4x44", a->comb, a->post, a->residual, a->x,
+                     a->fn, a->residual_out, a->mix, a->sqrsum));
+    if (a->residual_out == a->residual) return BAD("mhc_fused_post_pre: residual_out may not alias residual");
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status fused_run(const aiter_aot_mhc_fused_post_pre_args *a, void *stream, aot_diag *d)
+{
+    if (a->tokens <= FUSED_MAX_TOKENS) {
+        aot_mhc_gemm_kargs k = {.residual = a->residual, .fn = a->fn, .mix = a->mix, .sqrsum = a->sqrsum, .y = a->x,
+                                .post = a->post, .comb = a->comb, .residual_out = a->residual_out,
+                                .tokens = a->tokens, .hidden = a->hidden, .splits = a->splits, .streams = AOT_MHC_N};
+        return launch_gemm("mhc_gemm_fused", 0, &k, 0, stream, d);
+    }
+    aot_mhc_post_kargs k = {a->comb, a->post, a->residual, a->x, a->residual_out, a->tokens, a->hidden};
+    AOT_FORWARD(post_run(&k, stream, d));
+    aiter_aot_mhc_prenorm_gemm_args g = {sizeof g, AOT_MHC_N, a->residual_out, a->fn, a->mix, a->sqrsum,
+                                         a->tokens, a->hidden, a->splits, 0};
+    return gemm_run(&g, NULL, stream, d);
+}
+
 aiter_aot_status aiter_aot_mhc_fused_post_pre(const aiter_aot_mhc_fused_post_pre_args *args, void *stream)
 {
     aot_diag dd, *d = &dd;
     aiter_aot_mhc_fused_post_pre_args a;
     aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_fused_post_pre", d);
-    if (s == AITER_AOT_STATUS_OK) s = check_shape("mhc_fused_post_pre", a.hc_mult, a.tokens, a.hidden, d);
-    if (s == AITER_AOT_STATUS_OK && a.tokens > 16)
-        s = BAD("mhc_fused_post_pre: tokens = %d; the fused path is for 1..16 (use mhc_post, then prenorm_gemm)", a.tokens);
-    if (s == AITER_AOT_STATUS_OK) s = check_splits("mhc_fused_post_pre", a.splits, a.hidden, d);
-    if (s == AITER_AOT_STATUS_OK)
-        s = PTRS("mhc_fused_post_pre", "comb, post, residual, x, fn, residual_out, mix, sqrsum", "44224244",
-                 a.comb, a.post, a.residual, a.x, a.fn, a.residual_out, a.mix, a.sqrsum);
-    if (s == AITER_AOT_STATUS_OK && a.residual_out == a.residual) s = BAD("mhc_fused_post_pre: residual_out may not alias residual");
-    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
-        aot_mhc_gemm_kargs k = {.residual = a.residual, .fn = a.fn, .mix = a.mix, .sqrsum = a.sqrsum, .y = a.x,
-                                .post = a.post, .comb = a.comb, .residual_out = a.residual_out, .tokens = a.tokens,
-                                .hidden = a.hidden, .splits = a.splits, .streams = AOT_MHC_N};
-        s = launch_gemm("mhc_gemm_fused", 0, &k, 0, stream, d);
-    }
+    if (s == AITER_AOT_STATUS_OK) s = fused_check(&a, d);
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) s = fused_run(&a, stream, d);
     return aot_api_return(s, d);
 }
 

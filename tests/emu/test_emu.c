@@ -70,7 +70,8 @@ int main(int argc, char **argv)
      * must those of the fused case with 16 splits. 300 tokens: more than one projection block
      * (256 tokens at wave 32, 128 at wave 64), the last one partial. A hidden size of 2304: the
      * pre kernel's threads take 2 steps of 2048 positions, the second partial. From 1024 tokens
-     * pre_full makes fn's terms first (mhc_fn_terms) and the projection copies them. */
+     * pre_full makes fn's terms first (mhc_fn_terms) and the projection copies them. Beyond 16
+     * tokens fused_post_pre is post and then the projection of what it stored. */
     mhc_case mhc[] = {
         {MHC_PRE_FULL, 1, 256, 0, 0, 0},      {MHC_PRE_FULL, 5, 512, 1, 0, 0},
         {MHC_PRE_FULL, 3, 256, 1, 1, 0},      {MHC_PRE_FULL, 2, 512, 0, 1, 0},
@@ -80,7 +81,8 @@ int main(int argc, char **argv)
         {MHC_POST, 3, 1280, 0, 0, 0},         {MHC_FUSED, 5, 256, 0, 0, 2},
         {MHC_FUSED, 16, 512, 0, 0, 1},        {MHC_FUSED, 5, 256, 0, 0, 16},
         {MHC_HEAD, 3, 512, 0, 0, 0},          {MHC_PRE_FULL, 1030, 256, 1, 0, 0},
-        {MHC_PRE_FULL, 1024, 256, 0, 1, 0}};
+        {MHC_PRE_FULL, 1024, 256, 0, 1, 0},   {MHC_FUSED, 17, 256, 0, 0, 3},
+        {MHC_FUSED, 260, 256, 0, 0, 2}};
     for (size_t i = 0; i < sizeof mhc / sizeof mhc[0]; i++) harness_mhc(&m, &mhc[i], seed++, &t);
     harness_mhc_bad_args(&m, &t);
 
