@@ -368,6 +368,126 @@ MHC_GEMM(mhc_gemm_n1, 1, false)
 MHC_GEMM(mhc_gemm_n4_terms, N_, true)
 MHC_GEMM(mhc_gemm_n1_terms, 1, true)
 
+/* ---- post and the next projection in one pass (many tokens; wave 32) ---- */
+
+#if AOT_WAVE == 32
+/* mhc_gemm_post_terms: residual_out = post's new residual, and the partials of its projection
+ * from the values as stored (bf16), so that the projection does not read residual_out again
+ * from DRAM. A block owns 64 tokens (one tile of a warp group) and a split's range of hidden
+ * positions, 64 at a time: the 4 streams' rows arrive in 4 tiles of a stage (asynchronous
+ * copies), each thread turns its own 16-byte pieces of the 4 streams into the new values in
+ * place (and stores them to residual_out), and warp group j then multiplies stream j's tile by
+ * its chunk's fn terms (made by mhc_fn_terms). The 4 groups' sums meet in shared memory at the
+ * end. Needs 4 warp groups and 3 stages of 68 KiB: NVIDIA only (gfx942's LDS is 64 KiB; AMD runs
+ * mhc_post, then the projection). */
+#define PG_TOKENS 64
+#define PG_STAGES 3
+
+AOT_DEV void post_piece(const float (&cf)[20], const aot_u16x8 &y, aot_u16 *const (&p)[N_], float &sq)
+{
+    aot_u16x8 r[N_];
+#pragma unroll
+    for (int j = 0; j < N_; j++) r[j] = aot_load_u16x8(p[j]);
+#pragma unroll
+    for (int k = 0; k < N_; k++) {
+        aot_u16x8 o;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            float v = cf[16 + k] * aot_bf16_to_f32(y.v[i]); /* mhc_post's order: bit for bit the same */
+#pragma unroll
+            for (int j = 0; j < N_; j++) v += cf[j * N_ + k] * aot_bf16_to_f32(r[j].v[i]);
+            o.v[i] = aot_f32_to_bf16(v);
+            const float b = aot_bf16_to_f32(o.v[i]);
+            sq += b * b;
+        }
+        aot_store_u16x8(p[k], o);
+    }
+}
+
+AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_TC_BLOCK) void mhc_gemm_post_terms(aot_mhc_gemm_kargs a)
+{
+    typedef mhc_mma S;
+    typedef fn_cols<S> F;
+    constexpr int GM = 4 * S::M, BUF = F::ROWS * KC, TILE = GM * KC, STAGE = N_ * (TILE + BUF);
+    static_assert(GM == PG_TOKENS && AOT_MHC_TC_BLOCK == 4 * 4 * AOT_WAVE, "a warp group per stream, a tile each");
+    static_assert(AOT_MHC_PG_SHARED(AOT_WAVE) == PG_STAGES * STAGE * 2 + AOT_TILE_SLACK, "the runtime's dynamic shared size");
+    const int tid = aot_thread_x(), grp = tid / (4 * AOT_WAVE), split = aot_block_x() % a.splits;
+    const int tb0 = aot_block_x() / a.splits * GM, row = tid / 8, col = tid % 8 * 8, t = tb0 + row;
+    const aot_i64 C = a.hidden, H = C / KC, hb_lo = split * H / a.splits, hb_hi = (split + 1) * H / a.splits;
+    AOT_SHARED_DYN_TILE(pgs, PG_STAGES * STAGE); /* per stage: 4 stream tiles, then 4 fn term tiles */
+    const int at = aot_swz(row, col, GM);
+    const aot_u16 *src = a.residual + (aot_i64)t * N_ * C + col;
+    aot_u16 *dst = a.residual_out + (aot_i64)t * N_ * C + col;
+    float cf[20]; /* comb[j][k], then post[k], of this thread's token */
+#pragma unroll
+    for (int e = 0; e < 20; e++) cf[e] = t < a.tokens ? (e < 16 ? a.comb[t * 16 + e] : a.post[t * N_ + e - 16]) : 0.0f;
+    auto issue = [&](aot_i64 hb, aot_u16 *stage) {
+#pragma unroll
+        for (int j = 0; j < N_; j++)
+            if (t < a.tokens) aot_copy16_async(stage + j * TILE + at, src + j * C + hb * KC, true);
+        for (int j = 0; j < N_; j++) terms_issue<BUF>(a.fn_terms, j * H + hb, stage + N_ * TILE + j * BUF);
+    };
+    float acc[F::NT][S::C], sq = 0.0f;
+#pragma unroll
+    for (int n = 0; n < F::NT; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) acc[n][i] = 0.0f;
+    aot_grid_wait(); /* launched early after mhc_fn_terms */
+#pragma unroll
+    for (int s = 0; s < PG_STAGES - 1; s++) {
+        if (hb_lo + s < hb_hi) issue(hb_lo + s, pgs + s * STAGE);
+        aot_copy_async_commit();
+    }
+    aot_u16x8 y = {};
+    if (hb_lo < hb_hi && t < a.tokens) y = aot_load_u16x8(a.y + (aot_i64)t * C + hb_lo * KC + col);
+    for (aot_i64 hb = hb_lo; hb < hb_hi; hb++) {
+        const unsigned i = (unsigned)(hb - hb_lo);
+        aot_u16 *const stage = pgs + i % PG_STAGES * STAGE;
+        aot_copy_async_wait_prior<PG_STAGES - 2>(); /* this thread's pieces and terms of this chunk have landed */
+        if (t < a.tokens) {
+            aot_u16 *const p[N_] = {stage + at, stage + TILE + at, stage + 2 * TILE + at, stage + 3 * TILE + at};
+            post_piece(cf, y, p, sq);
+#pragma unroll
+            for (int j = 0; j < N_; j++) aot_store_u16x8(dst + j * C + hb * KC, aot_load_u16x8(p[j]));
+        }
+        aot_wg_shared_fence();
+        aot_sync_block(); /* every piece is new; every term has landed; the stage before is free */
+        if (hb + PG_STAGES - 1 < hb_hi) issue(hb + PG_STAGES - 1, pgs + (i + PG_STAGES - 1) % PG_STAGES * STAGE);
+        aot_copy_async_commit();
+        if (hb + 1 < hb_hi && t < a.tokens) y = aot_load_u16x8(a.y + (aot_i64)t * C + (hb + 1) * KC + col);
+        aot_wg_begin(acc);
+#pragma unroll
+        for (int s = 0; s < KC / S::K; s++)
+            aot_wg_mma_ss<S, 0>(S(), acc, stage + grp * TILE, s * S::K, stage + N_ * TILE + grp * BUF, F::ROWS, 0);
+        aot_wg_commit();
+        aot_wg_wait<0>(acc);
+    }
+    aot_copy_async_wait_all();
+    /* the 4 groups' sums (stream j's share of each output) meet in shared memory */
+    float *sums = (float *)pgs; /* [4][GM][24] */
+    aot_sync_block();
+    const int wave_row = tid / AOT_WAVE % 4 * S::M, lane = aot_lane();
+#pragma unroll
+    for (int n = 0; n < F::NTQ; n++)
+#pragma unroll
+        for (int e = 0; e < S::C; e++) {
+            const int r = wave_row + S::c_row(lane, e), o = n * S::N + S::c_col(lane, e);
+            if (o < AOT_MHC_MIX) sums[(grp * GM + r) * AOT_MHC_MIX + o] = acc[n][e] + acc[n + F::NTQ][e] + acc[n + 2 * F::NTQ][e];
+        }
+    aot_sync_block();
+    const aot_i64 base = (aot_i64)split * a.tokens;
+    for (int e = tid; e < GM * AOT_MHC_MIX; e += AOT_MHC_TC_BLOCK) {
+        const int r = e / AOT_MHC_MIX;
+        const float v = sums[e] + sums[GM * AOT_MHC_MIX + e] + sums[2 * GM * AOT_MHC_MIX + e] + sums[3 * GM * AOT_MHC_MIX + e];
+        if (tb0 + r < a.tokens) a.mix[(base + tb0) * AOT_MHC_MIX + e] = v;
+    }
+#pragma unroll
+    for (int m = 1; m < 8; m <<= 1) sq += aot_shfl_xor_f32(sq, m);
+    if (tid % 8 == 0 && t < a.tokens) a.sqrsum[base + t] = sq;
+}
+AOT_EMU_ENTRY(mhc_gemm_post_terms, aot_mhc_gemm_kargs)
+#endif
+
 /* ---- coefficients ---- */
 
 /* Sinkhorn-Knopp on the 4x4 comb logits z, element e = lane % 16 = row*4 + col, every lane
