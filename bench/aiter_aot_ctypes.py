@@ -43,7 +43,7 @@ class MhcPostArgs(C.Structure):
 class MhcFusedArgs(C.Structure):
     _fields_ = [("size", C.c_size_t), ("hc_mult", I32), ("comb", P), ("post", P), ("residual", P), ("x", P),
                 ("fn", P), ("residual_out", P), ("mix", P), ("sqrsum", P), ("tokens", I32), ("hidden", I32),
-                ("splits", I32), ("reserved", I32), ("workspace", P), ("workspace_size", C.c_size_t)]
+                ("splits", I32), ("reserved", I32)]
 
 
 class MhcPrenormGemmArgs(C.Structure):
@@ -72,8 +72,6 @@ def load(path):
     lib.aiter_aot_mhc_pre.argtypes = [C.POINTER(MhcPreArgs), P]
     lib.aiter_aot_mhc_post.argtypes = [C.POINTER(MhcPostArgs), P]
     lib.aiter_aot_mhc_fused_post_pre.argtypes = [C.POINTER(MhcFusedArgs), P]
-    lib.aiter_aot_mhc_fused_workspace_size.restype = C.c_size_t
-    lib.aiter_aot_mhc_fused_workspace_size.argtypes = [C.c_int32]
     lib.aiter_aot_mhc_workspace_size.restype = C.c_size_t
     lib.aiter_aot_mhc_workspace_size.argtypes = [C.c_int32, C.c_int32]
     lib.aiter_aot_mhc_splits.argtypes = [C.c_int32, C.c_int32, C.POINTER(C.c_int32)]

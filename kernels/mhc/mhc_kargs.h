@@ -32,9 +32,6 @@
 #define AOT_MHC_TC_SHARED(wave, terms)                                                            \
     (1024 + 2 * (AOT_MHC_TC_FN_BUFS(wave, terms) * 3 * AOT_MHC_TC_OPN(wave) * AOT_MHC_TC_CHUNK +    \
                  AOT_MHC_TC_STAGES(wave) * (AOT_MHC_TC_BLOCK / (wave)) * AOT_MHC_TC_TOKENS * AOT_MHC_TC_CHUNK))
-/* mhc_gemm_post_terms (NVIDIA): 3 stages of the 4 streams' 64-token tiles and their 4 fn term
- * tiles, plus the slack. */
-#define AOT_MHC_PG_SHARED(wave) (1024 + 3 * 2 * 4 * (64 + 3 * AOT_MHC_TC_OPN(wave)) * AOT_MHC_TC_CHUNK)
 /* Bytes of fn's terms (bf16, 3 OPN rows of k) for a projection of k = streams * hidden, at the
  * larger OPN (AMD's), whatever the device. */
 #define AOT_MHC_TERMS_BYTES(k) ((size_t)(k) * 3 * AOT_MHC_TC_OPN(64) * 2)

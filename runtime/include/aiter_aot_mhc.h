@@ -128,9 +128,8 @@ AITER_AOT_API aiter_aot_status aiter_aot_mhc_post(const aiter_aot_mhc_post_args 
  *   v[k][h] = post[k] x[h] + sum_j comb[j][k] residual[j][h];  residual_out = bf16(v);
  *   mix[s, t, o], sqrsum[s, t] as prenorm_gemm computes them, from
  *     tokens <= 16: v itself, fp32 and unrounded, in the same kernel;
- *     tokens > 16:  residual_out as stored, as the reference's wrapper does there (residual, x
- *                   and residual_out 16-byte aligned). With a workspace on NVIDIA, one pass:
- *                   post and the projection in one kernel; else post, then prenorm_gemm.
+ *     tokens > 16:  residual_out as stored (post, then prenorm_gemm on it, as the reference's
+ *                   wrapper does there; residual, x and residual_out 16-byte aligned).
  * Then call aiter_aot_mhc_pre on residual_out with the same splits.
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
@@ -143,13 +142,7 @@ typedef struct {
     void *residual_out;          /* bf16 [tokens, 4, C]; may not alias residual */
     float *mix, *sqrsum;         /* [splits, tokens, 24], [splits, tokens] */
     int32_t tokens, hidden, splits, reserved;
-    void *workspace;             /* NULL, or aiter_aot_mhc_fused_workspace_size(hidden) bytes, 16-byte aligned */
-    size_t workspace_size;
 } aiter_aot_mhc_fused_post_pre_args;
-
-/*! aiter_aot_mhc_fused_workspace_size() : bytes of workspace fused_post_pre takes (fn's terms;
- * 0 for an invalid hidden size). */
-AITER_AOT_API size_t aiter_aot_mhc_fused_workspace_size(int32_t hidden);
 
 AITER_AOT_API aiter_aot_status aiter_aot_mhc_fused_post_pre(const aiter_aot_mhc_fused_post_pre_args *args,
                                                             void *stream);

@@ -274,47 +274,22 @@ static aiter_aot_status fused_check(const aiter_aot_mhc_fused_post_pre_args *a, 
                      a->tokens <= FUSED_MAX_TOKENS ? "44224244" : "44xx4x44", a->comb, a->post, a->residual, a->x,
                      a->fn, a->residual_out, a->mix, a->sqrsum));
     if (a->residual_out == a->residual) return BAD("mhc_fused_post_pre: residual_out may not alias residual");
-    if (a->workspace != NULL && (aot_misaligned(a->workspace, 16) || a->workspace_size < AOT_MHC_TERMS_BYTES(AOT_MHC_N * a->hidden)))
-        return BAD("mhc_fused_post_pre: workspace must be 16-byte aligned and of at least %zu bytes "
-                   "(aiter_aot_mhc_fused_workspace_size), or NULL", AOT_MHC_TERMS_BYTES(AOT_MHC_N * a->hidden));
     return AITER_AOT_STATUS_OK;
-}
-
-/* fn's terms into the workspace, then mhc_gemm_post_terms launched early after them. NO_CODE_OBJECT
- * where the device's code objects lack the kernel (AMD), before anything is launched. */
-static aiter_aot_status post_gemm_run(aot_mhc_gemm_kargs *k, void *stream, aot_diag *d)
-{
-    aot_op_kernel kern;
-    AOT_FORWARD(aot_op_find("mhc_gemm_post_terms", sizeof *k, &kern, d));
-    AOT_FORWARD(aot_op_launch("mhc_fn_terms", k, sizeof *k, (unsigned)(AOT_MHC_N * k->hidden / AOT_MHC_TC_CHUNK),
-                              AOT_MHC_TC_BLOCK, 0, stream, d));
-    unsigned tiles = ((unsigned)k->tokens + 63) / 64;
-    return aot_op_run(&kern, k, tiles * (unsigned)k->splits, AOT_MHC_TC_BLOCK, AOT_MHC_PG_SHARED(kern.wave),
-                      AOT_LAUNCH_FOLLOWS, stream, d);
 }
 
 static aiter_aot_status fused_run(const aiter_aot_mhc_fused_post_pre_args *a, void *stream, aot_diag *d)
 {
-    aot_mhc_gemm_kargs k = {.residual = a->residual, .fn = a->fn, .mix = a->mix, .sqrsum = a->sqrsum, .y = a->x,
-                            .post = a->post, .comb = a->comb, .residual_out = a->residual_out,
-                            .tokens = a->tokens, .hidden = a->hidden, .splits = a->splits, .streams = AOT_MHC_N};
-    if (a->tokens <= FUSED_MAX_TOKENS) return launch_gemm("mhc_gemm_fused", 0, &k, 0, stream, d);
-    if (a->workspace != NULL) {
-        k.fn_terms = a->workspace;
-        aiter_aot_status s = post_gemm_run(&k, stream, d);
-        if (s != AITER_AOT_STATUS_NO_CODE_OBJECT) return s;
+    if (a->tokens <= FUSED_MAX_TOKENS) {
+        aot_mhc_gemm_kargs k = {.residual = a->residual, .fn = a->fn, .mix = a->mix, .sqrsum = a->sqrsum, .y = a->x,
+                                .post = a->post, .comb = a->comb, .residual_out = a->residual_out,
+                                .tokens = a->tokens, .hidden = a->hidden, .splits = a->splits, .streams = AOT_MHC_N};
+        return launch_gemm("mhc_gemm_fused", 0, &k, 0, stream, d);
     }
-    aot_mhc_post_kargs p = {a->comb, a->post, a->residual, a->x, a->residual_out, a->tokens, a->hidden};
-    AOT_FORWARD(post_run(&p, stream, d));
+    aot_mhc_post_kargs k = {a->comb, a->post, a->residual, a->x, a->residual_out, a->tokens, a->hidden};
+    AOT_FORWARD(post_run(&k, stream, d));
     aiter_aot_mhc_prenorm_gemm_args g = {sizeof g, AOT_MHC_N, a->residual_out, a->fn, a->mix, a->sqrsum,
                                          a->tokens, a->hidden, a->splits, 0};
     return gemm_run(&g, NULL, stream, d);
-}
-
-size_t aiter_aot_mhc_fused_workspace_size(int32_t hidden)
-{
-    if (check_shape("mhc_fused_workspace_size", AOT_MHC_N, 0, hidden, NULL) != AITER_AOT_STATUS_OK) return 0;
-    return AOT_MHC_TERMS_BYTES(AOT_MHC_N * hidden);
 }
 
 aiter_aot_status aiter_aot_mhc_fused_post_pre(const aiter_aot_mhc_fused_post_pre_args *args, void *stream)

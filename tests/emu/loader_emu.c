@@ -38,18 +38,10 @@
     X(fmha_fwd_d128, aot_fmha_kargs) X(fmha_fwd_d192_128, aot_fmha_kargs)                   \
     X(fmha_fwd_d256, aot_fmha_kargs)
 
-/* kernels that only NVIDIA builds (they need 4 warp groups a block) */
-#if AOT_EMU_WAVE == 32
-#define EMU_KERNELS_W32(X) X(mhc_gemm_post_terms, aot_mhc_gemm_kargs)
-#else
-#define EMU_KERNELS_W32(X)
-#endif
-
 #define DECLARE(k, t) void k##_emu(const void *args);
 EMU_KERNELS(DECLARE)
-EMU_KERNELS_W32(DECLARE)
 #define ENTRY(k, t) {(void *)k##_emu, #k, sizeof(t), AOT_EMU_WAVE},
-static aot_kernel_fn table[] = {EMU_KERNELS(ENTRY) EMU_KERNELS_W32(ENTRY)};
+static aot_kernel_fn table[] = {EMU_KERNELS(ENTRY)};
 
 static unsigned long long launches;
 

@@ -71,9 +71,7 @@ int main(int argc, char **argv)
      * (256 tokens at wave 32, 128 at wave 64), the last one partial. A hidden size of 2304: the
      * pre kernel's threads take 2 steps of 2048 positions, the second partial. From 1024 tokens
      * pre_full makes fn's terms first (mhc_fn_terms) and the projection copies them. Beyond 16
-     * tokens fused_post_pre projects what post stored: with a workspace at wave 32 in one kernel
-     * (mhc_gemm_post_terms, 64-token blocks; 6 splits of 4 chunks leave 2 empty), else post
-     * and then the projection. */
+     * tokens fused_post_pre is post and then the projection of what it stored. */
     mhc_case mhc[] = {
         {MHC_PRE_FULL, 1, 256, 0, 0, 0},      {MHC_PRE_FULL, 5, 512, 1, 0, 0},
         {MHC_PRE_FULL, 3, 256, 1, 1, 0},      {MHC_PRE_FULL, 2, 512, 0, 1, 0},
@@ -84,8 +82,7 @@ int main(int argc, char **argv)
         {MHC_FUSED, 16, 512, 0, 0, 1},        {MHC_FUSED, 5, 256, 0, 0, 16},
         {MHC_HEAD, 3, 512, 0, 0, 0},          {MHC_PRE_FULL, 1030, 256, 1, 0, 0},
         {MHC_PRE_FULL, 1024, 256, 0, 1, 0},   {MHC_FUSED, 17, 256, 0, 0, 3},
-        {MHC_FUSED, 260, 512, 0, 0, 3},       {MHC_FUSED, 70, 256, 0, 0, 6},
-        {MHC_FUSED_NO_WORKSPACE, 260, 256, 0, 0, 2}};
+        {MHC_FUSED, 260, 256, 0, 0, 2}};
     for (size_t i = 0; i < sizeof mhc / sizeof mhc[0]; i++) harness_mhc(&m, &mhc[i], seed++, &t);
     harness_mhc_bad_args(&m, &t);
 

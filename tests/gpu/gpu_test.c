@@ -307,9 +307,6 @@ int main(int argc, char **argv)
         }
     mhc_case mextra[] = {{MHC_GEMM_THEN_PRE, 300, 4096, 0, 0, 7}, {MHC_GEMM_THEN_PRE, 2, 16384, 1, 0, 64},
                          {MHC_FUSED, 7, 16384, 0, 0, 16},           {MHC_PRE_FULL, 4096, 4096, 0, 0, 0},
-                         /* post and the projection in one kernel (and without the workspace, in two) */
-                         {MHC_FUSED, 4096, 4096, 0, 0, 8},          {MHC_FUSED, 1000, 7168, 0, 0, 13},
-                         {MHC_FUSED_NO_WORKSPACE, 1000, 4096, 0, 0, 8},
                          /* pre_full at token counts that are not a multiple of the tiles, at 7168 and 8192,
                           * with fn's terms made first (from 1024 tokens) and without */
                          {MHC_PRE_FULL, 1000, 7168, 0, 0, 0},       {MHC_PRE_FULL, 600, 8192, 0, 0, 0},

@@ -51,11 +51,11 @@ void harness_report(harness_tally *t, int ok, const char *what, const char *deta
 void harness_rejects(harness_tally *t, const char *op, const char *what, aiter_aot_status s);
 
 /* mHC cases (harness_mhc.c). */
-enum { MHC_PRE_FULL, MHC_GEMM_THEN_PRE, MHC_POST, MHC_FUSED, MHC_HEAD, MHC_FUSED_NO_WORKSPACE };
+enum { MHC_PRE_FULL, MHC_GEMM_THEN_PRE, MHC_POST, MHC_FUSED, MHC_HEAD };
 typedef struct {
     int op, tokens, hidden;
     int norm, broadcast;  /* pre variants */
-    int splits;           /* MHC_GEMM_THEN_PRE and MHC_FUSED* */
+    int splits;           /* MHC_GEMM_THEN_PRE and MHC_FUSED */
 } mhc_case;
 void harness_mhc(const harness_mem *m, const mhc_case *c, uint64_t seed, harness_tally *t);
 void harness_mhc_bad_args(const harness_mem *m, harness_tally *t);

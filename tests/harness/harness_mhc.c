@@ -242,7 +242,7 @@ static int case_pre(const harness_mem *m, const mhc_case *c, ref_rng *r, char *w
 
 static int case_post(const harness_mem *m, const mhc_case *c, ref_rng *r, char *why, size_t cap)
 {
-    const int T = c->tokens, C = c->hidden, fused = c->op == MHC_FUSED || c->op == MHC_FUSED_NO_WORKSPACE;
+    const int T = c->tokens, C = c->hidden, fused = c->op == MHC_FUSED;
     const long n = (long)T * 4 * C;
     double *res = malloc(sizeof(double) * n), *y = malloc(sizeof(double) * T * C);
     uint16_t *resb = bf16_tensor(r, n, 0, 1, res), *yb = bf16_tensor(r, (long)T * C, 0, 1, y);
@@ -251,16 +251,14 @@ static int case_post(const harness_mem *m, const mhc_case *c, ref_rng *r, char *
     void *d_res = dput(&b, resb, (size_t)n * 2), *d_y = dput(&b, yb, (size_t)T * C * 2), *d_out = dput(&b, NULL, (size_t)n * 2);
     void *d_comb = dput(&b, comb, (size_t)T * 64), *d_post = dput(&b, post, (size_t)T * 16);
     void *d_fn = fused ? dput(&b, fn, (size_t)24 * 4 * C * 4) : NULL;
-    size_t ws = fused ? (size_t)c->splits * T * 25 * 4 : 0, terms = aiter_aot_mhc_fused_workspace_size(C);
+    size_t ws = fused ? (size_t)c->splits * T * 25 * 4 : 0;
     float *d_ws = fused ? dput(&b, NULL, ws) : NULL;
-    void *d_terms = c->op == MHC_FUSED ? dput(&b, NULL, terms) : NULL;
     aiter_aot_status s = b.ok ? AITER_AOT_STATUS_OK : AITER_AOT_STATUS_OUT_OF_MEMORY;
     if (s == AITER_AOT_STATUS_OK && fused) {
         aiter_aot_mhc_fused_post_pre_args a = {.size = sizeof a, .hc_mult = 4, .comb = d_comb, .post = d_post,
                                                .residual = d_res, .x = d_y, .fn = d_fn, .residual_out = d_out,
                                                .mix = d_ws, .sqrsum = d_ws + (size_t)c->splits * T * 24, .tokens = T,
-                                               .hidden = C, .splits = c->splits, .workspace = d_terms,
-                                               .workspace_size = d_terms ? terms : 0};
+                                               .hidden = C, .splits = c->splits};
         s = aiter_aot_mhc_fused_post_pre(&a, m->stream);
     } else if (s == AITER_AOT_STATUS_OK) {
         aiter_aot_mhc_post_args a = {.size = sizeof a, .hc_mult = 4, .comb = d_comb, .post = d_post, .residual = d_res,
@@ -333,13 +331,11 @@ static int case_head(const harness_mem *m, const mhc_case *c, ref_rng *r, char *
 
 void harness_mhc(const harness_mem *m, const mhc_case *c, uint64_t seed, harness_tally *t)
 {
-    static const char *const names[] = {"pre_full", "prenorm_gemm+pre", "post", "fused_post_pre", "head",
-                                        "fused_post_pre(no workspace)"};
+    static const char *const names[] = {"pre_full", "prenorm_gemm+pre", "post", "fused_post_pre", "head"};
     char what[128], why[200] = "";
     snprintf(what, sizeof what, "mhc_%s T=%d C=%d%s%s", names[c->op], c->tokens, c->hidden, c->norm ? " norm" : "",
              c->broadcast ? " broadcast" : "");
-    if (c->op == MHC_GEMM_THEN_PRE || c->op == MHC_FUSED || c->op == MHC_FUSED_NO_WORKSPACE)
-        snprintf(what + strlen(what), sizeof what - strlen(what), " S=%d", c->splits);
+    if (c->op == MHC_GEMM_THEN_PRE || c->op == MHC_FUSED) snprintf(what + strlen(what), sizeof what - strlen(what), " S=%d", c->splits);
     ref_rng r;
     ref_seed(&r, seed);
     int ok = c->op <= MHC_GEMM_THEN_PRE ? case_pre(m, c, &r, why, sizeof why)
