@@ -130,7 +130,9 @@ AITER_AOT_API aiter_aot_status aiter_aot_mhc_post(const aiter_aot_mhc_post_args 
  *     tokens <= 16: v itself, fp32 and unrounded, in the same kernel;
  *     tokens > 16:  residual_out as stored (post, then prenorm_gemm on it, as the reference's
  *                   wrapper does there; residual, x and residual_out 16-byte aligned).
- * Then call aiter_aot_mhc_pre on residual_out with the same splits.
+ * Then call aiter_aot_mhc_pre on residual_out with the same splits. From about 1024 tokens
+ * post and then pre_full are faster: pre_full makes fn's bf16 terms once for all token blocks
+ * (H200, T = 4096, C = 4096: 161 against 169 us for both; docs/performance.md).
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
     size_t size;                 /* sizeof(aiter_aot_mhc_fused_post_pre_args) */

@@ -42,6 +42,7 @@ python3 bench/coldstart.py "$b" 10 2>&1 | tee "$out/coldstart.log" || rc=1
 echo "== benchmarks"
 python3 bench/bench_moe.py "$b/lib/libaiter_aot.so" "$out" 2>&1 | tee "$out/bench.log" || rc=1
 python3 bench/bench_mhc.py "$b/lib/libaiter_aot.so" "$out" 2>&1 | tee "$out/bench_mhc.log" || rc=1
+python3 bench/bench_mhc_layer.py "$b/lib/libaiter_aot.so" "$out" 2>&1 | tee "$out/bench_mhc_layer.log" || rc=1
 python3 bench/bench_fmha.py "$b/lib/libaiter_aot.so" "$out" ${BENCH_FMHA_ARGS:-} 2>&1 | tee "$out/bench_fmha.log" || rc=1
 echo "gpu run exit status $rc"
 exit $rc
