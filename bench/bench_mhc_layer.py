@@ -74,7 +74,8 @@ def fused_pre(z):
 
 
 def check(z, t, c):
-    post_pre_full(z), fused_pre(z)
+    post_pre_full(z)
+    fused_pre(z)
     torch.cuda.synchronize()
     assert torch.equal(z["new_fused"], z["new_sep"]), f"residual_out differs at T={t} C={c}"
     assert torch.allclose(z["post_fused"], z["post_sep"], rtol=1e-4, atol=1e-6), f"post differs at T={t} C={c}"
