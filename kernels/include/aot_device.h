@@ -52,6 +52,30 @@
  *   aot_cluster_map(p, r)  the address in block r's shared memory of what p, an address in this
  *                          block's shared memory, addresses here
  *
+ * Warp-specialized pipelines (a vendor that has them defines AOT_PIPELINES: sm_90a, and the
+ * emulator at wave 32; a kernel that uses them is built for those only, launched in clusters):
+ *   aot_mbar               a barrier object in block-shared memory: a phase completes when its
+ *                          arrivals and the bytes it expects have all come
+ *   aot_mbar_init(b, n)    n arrivals a phase (one thread, before an aot_cluster_sync)
+ *   aot_mbar_arrive(b)     one arrival
+ *   aot_mbar_expect(b, n)  one arrival that also expects n more bytes of copies or remote
+ *                          stores in this phase (they may land before it)
+ *   aot_mbar_wait(b, parity)  until the phase of that parity (0, 1, 0, ... as they complete)
+ *                          has completed; what was copied or stored into it, from any block of
+ *                          the cluster, is then visible
+ *   aot_copy_tile(dst, map, c0, c1, c2, b)  the tensor copy of map's box at element (c0, c1,
+ *                          c2) into dst, a 64-column panel of a swizzled tile (aot_swz) whose
+ *                          rows are the box's, c1 fastest (1024-byte aligned); elements outside
+ *                          the tensor arrive as zeros; completes the box's bytes on b
+ *   aot_store_remote(p, b, rank, v)  unsigned v[4] to p in block rank's shared memory,
+ *                          completing 16 bytes on that block's b
+ *   aot_sync_named(id, n)  barrier for the n threads (whole waves) that call it with id 1..15
+ *   aot_regs_raise<N>(), aot_regs_lower<N>()  a warp group's registers a thread (every wave
+ *                          of the group calls it; the kernel is bounded to one block an SM)
+ *   aot_cluster_id(), aot_cluster_count()  the cluster's index in the grid, and their number
+ *   AOT_GRID_CONSTANT      the kernel argument struct of such a kernel, read where it lies
+ *   aot_frag_a_x2, aot_mma_bf16_x2  aot_frag_a and aot_mma_bf16 with k pairs packed in 32 bits
+ *
  * Matrix fragments (one wave computes C[MxN] += A[MxK] * B[KxN], fp32 accumulators, bf16 or
  * fp16 inputs given as their 16-bit patterns). A shape is a type S with enums M, N, K and A, B,
  * C (elements per lane of each operand) and the maps from (lane, element) to the matrix:
@@ -268,6 +292,26 @@ AOT_DEV void aot_frag_b_rows(S, const aot_u16 *t, int rows, int k0, int c0, int 
     for (int n = 0; n < NT; n++)
 #pragma unroll
         for (int i = 0; i < S::B; i++) b[n][i] = t[aot_swz(k0 + S::b_k(lane, i), c0 + n * S::N + S::b_col(lane, i), rows)];
+}
+#endif
+
+/* The same with k pairs packed in 32 bits, the lower k in the low half (aot_device.h's list
+ * above); a vendor whose instructions take registers so defines AOT_FRAG_PACKED and its own. */
+#if defined(AOT_PIPELINES) && !defined(AOT_FRAG_PACKED)
+template <class S>
+AOT_DEV void aot_frag_a_x2(S, const aot_u16 *t, int rows, int r0, int k0, int lane, aot_u32 (&a)[S::A / 2])
+{
+    aot_u16 x[S::A];
+    aot_frag_a(S(), t, rows, r0, k0, lane, x);
+    for (int i = 0; i < S::A / 2; i++) a[i] = x[2 * i] | (aot_u32)x[2 * i + 1] << 16;
+}
+template <class S>
+AOT_DEV void aot_mma_bf16_x2(S, float (&c)[S::C], const aot_u32 (&a)[S::A / 2], const aot_u32 (&b)[S::B / 2])
+{
+    aot_u16 x[S::A], y[S::B];
+    for (int i = 0; i < S::A; i++) x[i] = (aot_u16)(a[i / 2] >> (16 * (i % 2)));
+    for (int i = 0; i < S::B; i++) y[i] = (aot_u16)(b[i / 2] >> (16 * (i % 2)));
+    aot_mma_bf16(S(), c, x, y);
 }
 #endif
 

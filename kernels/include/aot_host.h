@@ -54,6 +54,57 @@ AOT_DEV void aot_cluster_sync(void) { emu_cluster_barrier(); }
 template <class T>
 AOT_DEV T *aot_cluster_map(T *p, int rank) { return (T *)emu_cluster_map(p, rank); }
 
+/* Warp-specialized pipelines at wave 32 (sm_90a's): fibers switch only where they wait, so an
+ * mbarrier is plain memory; copies and remote stores land at once and complete their bytes. */
+#if AOT_EMU_WAVE == 32
+#define AOT_PIPELINES 1
+#define AOT_GRID_CONSTANT const
+struct aot_mbar {
+    int pending, count, tx, phases; /* arrivals still due, a phase's arrivals, bytes due, phases done */
+};
+AOT_DEV void aot_emu_mbar_settle(aot_mbar *b)
+{
+    if (b->pending == 0 && b->tx == 0) b->phases++, b->pending = b->count;
+    emu_progress();
+}
+AOT_DEV void aot_mbar_init(aot_mbar *b, int n) { *b = aot_mbar{n, n, 0, 0}, emu_progress(); }
+AOT_DEV void aot_mbar_arrive(aot_mbar *b) { b->pending--, aot_emu_mbar_settle(b); }
+AOT_DEV void aot_mbar_expect(aot_mbar *b, int bytes) { b->tx += bytes, b->pending--, aot_emu_mbar_settle(b); }
+AOT_DEV void aot_emu_mbar_complete(aot_mbar *b, int bytes) { b->tx -= bytes, aot_emu_mbar_settle(b); }
+AOT_DEV void aot_mbar_wait(aot_mbar *b, int parity)
+{
+    while ((b->phases & 1) == parity) emu_spin();
+}
+/* The map is an emu_tile_map (emu.h); the box lands as aot_swz's panel of 64 columns. */
+AOT_DEV void aot_copy_tile(unsigned short *dst, const void *map, int c0, int c1, int c2, aot_mbar *b)
+{
+    emu_tile_map m;
+    memcpy(&m, map, sizeof m);
+    for (unsigned i2 = 0; i2 < m.box[2]; i2++)
+        for (unsigned i1 = 0; i1 < m.box[1]; i1++)
+            for (unsigned i0 = 0; i0 < 64; i0++) {
+                const unsigned long long x = c0 + i0, y = c1 + i1, z = c2 + i2;
+                const unsigned row = i2 * m.box[1] + i1;
+                unsigned short v = 0;
+                if (x < m.dims[0] && y < m.dims[1] && z < m.dims[2]) v = m.base[x + (y * m.strides[0] + z * m.strides[1]) / 2];
+                dst[row * 64 + (((i0 >> 3) ^ (row & 7)) << 3) + (i0 & 7)] = v;
+            }
+    aot_emu_mbar_complete(b, (int)(64 * m.box[1] * m.box[2] * 2));
+}
+AOT_DEV void aot_store_remote(void *p, aot_mbar *b, int rank, const unsigned (&v)[4])
+{
+    memcpy(emu_cluster_map(p, rank), v, 16);
+    aot_emu_mbar_complete((aot_mbar *)emu_cluster_map(b, rank), 16);
+}
+AOT_DEV void aot_sync_named(int id, int threads) { emu_named_barrier(id, threads); }
+template <int N>
+AOT_DEV void aot_regs_raise(void) {}
+template <int N>
+AOT_DEV void aot_regs_lower(void) {}
+AOT_DEV int aot_cluster_id(void) { return emu_cluster_id(); }
+AOT_DEV int aot_cluster_count(void) { return emu_cluster_count(); }
+#endif
+
 /* Blocks run one after another on one host thread: plain memory is already ordered. */
 AOT_DEV int aot_atomic_add_i32(int *p, int v) { const int old = *p; *p = old + v; return old; }
 AOT_DEV void aot_fence_device(void) {}

@@ -336,4 +336,86 @@ AOT_DEV void aot_wg_mma_ss(S, float (&c)[NT][S::C], const unsigned short *at, in
 #endif
 #endif
 
+/* ---- warp-specialized pipelines (sm_90a): mbarriers, tensor copies, st.async ---- */
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define AOT_PIPELINES 1
+#define AOT_GRID_CONSTANT const __grid_constant__
+/* 8 bytes are the hardware's; 16 keep the emulator's layout (aot_host.h) the same size. */
+struct __align__(16) aot_mbar {
+    unsigned long long state, unused;
+};
+AOT_DEV unsigned aot_nv_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+AOT_DEV unsigned aot_nv_mapa(unsigned a, int rank)
+{
+    unsigned r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+    return r;
+}
+/* fence.mbarrier_init: the other blocks may arrive on it after the aot_cluster_sync that follows */
+AOT_DEV void aot_mbar_init(aot_mbar *b, int n)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n\tfence.mbarrier_init.release.cluster;"
+                 ::"r"(aot_nv_smem(b)), "r"(n) : "memory");
+}
+AOT_DEV void aot_mbar_arrive(aot_mbar *b) { asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(aot_nv_smem(b)) : "memory"); }
+AOT_DEV void aot_mbar_expect(aot_mbar *b, int bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(aot_nv_smem(b)), "r"(bytes) : "memory");
+}
+/* try_wait suspends the thread for a while before it answers no, so the loop does not spin hot;
+ * the acquire is cluster-wide because remote blocks' st.async complete on these barriers. */
+AOT_DEV void aot_mbar_wait(aot_mbar *b, int parity)
+{
+    unsigned done;
+    do {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done) : "r"(aot_nv_smem(b)), "r"(parity) : "memory");
+    } while (!done);
+}
+AOT_DEV void aot_copy_tile(unsigned short *dst, const void *map, int c0, int c1, int c2, aot_mbar *b)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+                 ::"r"(aot_nv_smem(dst)), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(aot_nv_smem(b)) : "memory");
+}
+AOT_DEV void aot_store_remote(void *p, aot_mbar *b, int rank, const unsigned (&v)[4])
+{
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
+                 ::"r"(aot_nv_mapa(aot_nv_smem(p), rank)), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3]),
+                 "r"(aot_nv_mapa(aot_nv_smem(b), rank)) : "memory");
+}
+AOT_DEV void aot_sync_named(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
+template <int N>
+AOT_DEV void aot_regs_raise(void) { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N)); }
+template <int N>
+AOT_DEV void aot_regs_lower(void) { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N)); }
+AOT_DEV int aot_cluster_id(void)
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+    return (int)r;
+}
+AOT_DEV int aot_cluster_count(void)
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
+    return (int)r;
+}
+
+/* Packed fragments (k pairs in one register, as the instruction takes them). */
+#define AOT_FRAG_PACKED 1
+template <class S>
+AOT_DEV void aot_frag_a_x2(S, const unsigned short *t, int rows, int r0, int k0, int lane, unsigned (&a)[S::A / 2])
+{
+    aot_nv_check_shape<S>();
+    const int m = lane / 8;
+    aot_nv_ldmatrix_x4(t + aot_swz(r0 + 8 * (m % 2) + lane % 8, k0 + 8 * (m / 2), rows), false, a);
+}
+AOT_DEV void aot_mma_bf16_x2(aot_mma_m16n8k16, float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2])
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#endif
+
 #endif

@@ -568,3 +568,253 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_head(aot_mhc_head_kargs a)
                                            pre[3] * aot_bf16_to_f32(res[3 * C + h]));
 }
 AOT_EMU_ENTRY(mhc_head, aot_mhc_head_kargs)
+
+/* ---- pre_full in one pass, on thread-block clusters (AOT_PIPELINES) ----
+ * The two kernels above read the residual twice (projection, then the pre-mix once pre is
+ * known). Here a cluster of 16 blocks keeps a tile of 16 tokens on chip from its copy to its
+ * mix, so it crosses DRAM once (H200, T = 4096, C = 4096: docs/performance.md). Block r owns
+ * positions [r W, r W + W) of all 4 streams, and its slice of fn, as two bf16 terms hi + lo
+ * (16 bits of mantissa: three would not fit), stays in the registers of its 8 product waves.
+ * Waves, and what passes between them (each hand-over an mbarrier of a slot):
+ *   0      producer  the tile's 4 tensor copies into slot q                      -> full[q]
+ *   4-11   products  the slot times fn's terms, sum of squares; the 8 waves' sums
+ *                    added, each token's record stored into its owner block      -> part[q]
+ *   1      owner     block t owns token t of the tile: the 16 records added, pre
+ *                    stored into every block of the cluster                      -> cf[q]
+ *                    post and comb (Sinkhorn, a lane a token) once a batch of
+ *                    AOT_MHC_CL_BATCH tiles, since nothing waits for them
+ *   2-3, 12-15  mix  layer_input of the block's positions from the slot          -> empty[q]
+ * A slot is reused only after its tile's mix, and that mix needed every block's records and
+ * every owner's pre of the tile, so the records and pre of a slot's next tile never land
+ * before its present one was read. */
+#if defined(AOT_PIPELINES)
+constexpr int CL_B = AOT_MHC_CL_BLOCKS, CL_W = AOT_MHC_CL_W, CL_T = AOT_MHC_CL_TOKENS;
+constexpr int CL_NS = AOT_MHC_CL_SLOTS, CL_RV = AOT_MHC_CL_RECORD, CL_ROWS = 4 * CL_T;
+constexpr int CL_PANEL = CL_ROWS * 64, CL_SLOT = CL_PANEL * (CL_W / 64); /* 16-bit elements */
+constexpr int CL_PW = 8, CL_KS = CL_W / 2 / 16;                           /* product waves, their k16 steps */
+constexpr int CL_MIX_THREADS = 6 * 32;
+
+struct cl_shared {
+    aot_u16 slot[CL_NS][CL_SLOT]; /* swizzled tiles (aot_swz): row = stream * 16 + token */
+    float red[CL_PW][CL_T][CL_RV];
+    float recv[CL_NS][CL_B][CL_RV];
+    float coef[CL_NS][CL_T][4];
+    float zbuf[AOT_MHC_CL_BATCH][20]; /* the owner's comb logits and post, a batch's tokens */
+    aot_mbar full[CL_NS], empty[CL_NS], part[CL_NS], cf[CL_NS];
+};
+static_assert(sizeof(cl_shared) + 1024 <= AOT_MHC_CL_SHARED, "AOT_MHC_CL_SHARED is the layout's size");
+
+/* A cluster's tiles are cid, cid + clusters, ...; `it` counts them, slot it % CL_NS, whose
+ * barriers are in phase it / CL_NS. */
+#define CL_TILES(it, tile) for (int it = 0, tile = aot_cluster_id(); tile * CL_T < a.tokens; it++, tile += aot_cluster_count())
+
+AOT_DEV void cl_producer(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
+{
+    if (aot_lane() != 0) return;
+    CL_TILES(it, tile) {
+        const int q = it % CL_NS;
+        if (it >= CL_NS) aot_mbar_wait(&s.empty[q], (it / CL_NS - 1) & 1);
+        aot_mbar_expect(&s.full[q], CL_SLOT * 2);
+        for (int p = 0; p < CL_W / 64; p++)
+            aot_copy_tile(s.slot[q] + p * CL_PANEL, &a.residual, r * CL_W + 64 * p, tile * CL_T, 0, &s.full[q]);
+    }
+}
+
+/* fn's two terms at one k pair: hi = bf16(x), lo = bf16(x - hi). */
+AOT_DEV void cl_fn_terms(const float *p, aot_u32 &hi, aot_u32 &lo)
+{
+    const float x = p[0], y = p[1];
+    hi = aot_pack2_16(x, y, 0);
+    lo = aot_pack2_16(x - aot_bf16_to_f32((aot_u16)hi), y - aot_bf16_to_f32((aot_u16)(hi >> 16)), 0);
+}
+
+/* Product wave w: stream w / 2, positions (w % 2) W / 2 .. + W / 2 of the block's. */
+AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int w)
+{
+    typedef aot_mma_m16n8k16 S;
+    const int lane = aot_lane(), j = w / 2, h0 = w % 2 * (CL_W / 2), mt = aot_thread_x() - 4 * 32;
+    aot_u32 fh[3][CL_KS][2], fl[3][CL_KS][2];
+#pragma unroll
+    for (int n = 0; n < 3; n++)
+#pragma unroll
+        for (int ks = 0; ks < CL_KS; ks++)
+#pragma unroll
+            for (int p = 0; p < 2; p++) {
+                const int o = n * S::N + S::b_col(lane, 2 * p), k = h0 + ks * 16 + S::b_k(lane, 2 * p);
+                cl_fn_terms(a.fn + (aot_i64)o * 4 * AOT_MHC_CL_HIDDEN + j * AOT_MHC_CL_HIDDEN + r * CL_W + k, fh[n][ks][p], fl[n][ks][p]);
+            }
+    CL_TILES(it, tile) {
+        const int q = it % CL_NS;
+        aot_mbar_wait(&s.full[q], it / CL_NS & 1);
+        float acc[3][4] = {}, acl[3][4] = {}, sq[2] = {0.0f, 0.0f};
+#pragma unroll
+        for (int ks = 0; ks < CL_KS; ks++) {
+            aot_u32 x[4];
+            aot_frag_a_x2(S(), s.slot[q], CL_ROWS, j * CL_T, h0 + ks * 16, lane, x);
+#pragma unroll
+            for (int p = 0; p < 4; p++) {
+                const float lo = aot_bf16_to_f32((aot_u16)x[p]), hi = aot_bf16_to_f32((aot_u16)(x[p] >> 16));
+                sq[S::a_row(lane, 2 * p) / 8] += lo * lo + hi * hi;
+            }
+#pragma unroll
+            for (int n = 0; n < 3; n++) {
+                aot_mma_bf16_x2(S(), acc[n], x, fh[n][ks]);
+                aot_mma_bf16_x2(S(), acl[n], x, fl[n][ks]);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < 2; i++) sq[i] += aot_shfl_xor_f32(sq[i], 1), sq[i] += aot_shfl_xor_f32(sq[i], 2);
+#pragma unroll
+        for (int n = 0; n < 3; n++)
+#pragma unroll
+            for (int i = 0; i < S::C; i++) s.red[w][S::c_row(lane, i)][n * S::N + S::c_col(lane, i)] = acc[n][i] + acl[n][i];
+        if (lane % 4 == 0) s.red[w][lane / 4][24] = sq[0], s.red[w][lane / 4 + 8][24] = sq[1];
+        aot_sync_named(1, CL_PW * 32);
+        if (mt < CL_T * CL_RV / 4) { /* four values of one token's record */
+            const int t = mt / (CL_RV / 4), c = mt % (CL_RV / 4) * 4;
+            unsigned v[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                float sum = 0.0f;
+#pragma unroll
+                for (int ww = 0; ww < CL_PW; ww++) sum += s.red[ww][t][c + i];
+                v[i] = aot_bits_from_f32(sum);
+            }
+            aot_store_remote(&s.recv[q][r][c], &s.part[q], t, v);
+        }
+        aot_sync_named(1, CL_PW * 32); /* red is read before the next tile writes it */
+    }
+}
+
+/* Sinkhorn of one token's 4x4 logits c in one lane: the math of sinkhorn() above. */
+AOT_DEV void cl_sinkhorn(float (&c)[16], int iters, float eps)
+{
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float m = aot_fmaxf(aot_fmaxf(c[4 * i], c[4 * i + 1]), aot_fmaxf(c[4 * i + 2], c[4 * i + 3]));
+        float sum = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 4; k++) c[4 * i + k] = aot_exp_fast(c[4 * i + k] - m), sum += c[4 * i + k];
+        const float inv = aot_rcp_fast(sum);
+#pragma unroll
+        for (int k = 0; k < 4; k++) c[4 * i + k] = c[4 * i + k] * inv + eps;
+    }
+    for (int it = 0; it < iters; it++) {
+        if (it > 0)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const float inv = aot_rcp_fast(c[4 * i] + c[4 * i + 1] + c[4 * i + 2] + c[4 * i + 3] + eps);
+#pragma unroll
+                for (int k = 0; k < 4; k++) c[4 * i + k] *= inv;
+            }
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const float inv = aot_rcp_fast(c[k] + c[4 + k] + c[8 + k] + c[12 + k] + eps);
+#pragma unroll
+            for (int i = 0; i < 4; i++) c[4 * i + k] *= inv;
+        }
+    }
+}
+
+/* post and comb of the owner's n buffered tokens, the first of tile `first`: a lane each. */
+AOT_DEV void cl_finish(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int first, int n)
+{
+    const int lane = aot_lane();
+    aot_sync_wave();
+    if (lane < n) {
+        const aot_i64 t = (aot_i64)(first + lane * aot_cluster_count()) * CL_T + r;
+        float c[16];
+#pragma unroll
+        for (int e = 0; e < 16; e++) c[e] = s.zbuf[lane][e];
+        cl_sinkhorn(c, a.sinkhorn_iters, a.sinkhorn_eps);
+        if (t < a.tokens) {
+#pragma unroll
+            for (int e = 0; e < 16; e++) a.comb[t * 16 + e] = c[e];
+#pragma unroll
+            for (int k = 0; k < 4; k++) a.post[t * 4 + k] = s.zbuf[lane][16 + k];
+        }
+    }
+    aot_sync_wave();
+}
+
+AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
+{
+    const int lane = aot_lane();
+    int n = 0, first = aot_cluster_id();
+    CL_TILES(it, tile) {
+        const int q = it % CL_NS;
+        if (lane == 0) aot_mbar_expect(&s.part[q], CL_B * CL_RV * 4);
+        aot_mbar_wait(&s.part[q], it / CL_NS & 1);
+        float v = 0.0f;
+        if (lane <= AOT_MHC_MIX)
+            for (int b = 0; b < CL_B; b++) v += s.recv[q][b][lane];
+        const float rms = aot_rsqrt_fast(aot_shfl_f32(v, AOT_MHC_MIX) / (4.0f * AOT_MHC_CL_HIDDEN) + a.rms_eps);
+        const int e = lane < AOT_MHC_MIX ? lane : 0, part = e / N_ < 2 ? e / N_ : 2;
+        const float z = v * rms * a.scale[part] + a.base[e];
+        const float pre = aot_sigmoid(z) + a.pre_eps;
+        unsigned p[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) p[k] = aot_bits_from_f32(aot_shfl_f32(pre, k));
+        if (lane < CL_B) aot_store_remote(&s.coef[q][r][0], &s.cf[q], lane, p);
+        if (lane >= 2 * N_ && lane < AOT_MHC_MIX) s.zbuf[n][lane - 2 * N_] = z;
+        if (lane >= N_ && lane < 2 * N_) s.zbuf[n][16 + lane - N_] = aot_sigmoid(z) * a.post_mult;
+        if (++n == AOT_MHC_CL_BATCH) cl_finish(a, s, r, first, n), n = 0, first = tile + aot_cluster_count();
+    }
+    if (n) cl_finish(a, s, r, first, n);
+}
+
+/* Thread m of the mix (0 .. CL_MIX_THREADS - 1) takes 8 positions of one token, for every
+ * m + k CL_MIX_THREADS; its loads all first. */
+AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int m)
+{
+    constexpr int UNITS = CL_T * CL_W / 8, PER = (UNITS + CL_MIX_THREADS - 1) / CL_MIX_THREADS;
+    CL_TILES(it, tile) {
+        const int q = it % CL_NS, n = (a.tokens - tile * CL_T < CL_T ? a.tokens - tile * CL_T : CL_T) * (CL_W / 8);
+        if (m == 0) aot_mbar_expect(&s.cf[q], CL_T * 16);
+        aot_mbar_wait(&s.cf[q], it / CL_NS & 1);
+        aot_u16x8 x[PER][N_];
+#pragma unroll
+        for (int k = 0; k < PER; k++) {
+            const int u = m + k * CL_MIX_THREADS < n ? m + k * CL_MIX_THREADS : n - 1, t = u / (CL_W / 8), h = u % (CL_W / 8) * 8;
+#pragma unroll
+            for (int jj = 0; jj < N_; jj++) x[k][jj] = aot_load_u16x8(s.slot[q] + aot_swz(jj * CL_T + t, h, CL_ROWS));
+        }
+#pragma unroll
+        for (int k = 0; k < PER; k++) {
+            const int u = m + k * CL_MIX_THREADS, t = u / (CL_W / 8), h = u % (CL_W / 8) * 8;
+            if (u >= n) break;
+            const float *p = s.coef[q][t];
+            aot_u16x8 o;
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                o.v[i] = aot_f32_to_bf16(p[0] * aot_bf16_to_f32(x[k][0].v[i]) + p[1] * aot_bf16_to_f32(x[k][1].v[i]) +
+                                         p[2] * aot_bf16_to_f32(x[k][2].v[i]) + p[3] * aot_bf16_to_f32(x[k][3].v[i]));
+            aot_store_u16x8(a.layer_input + ((aot_i64)tile * CL_T + t) * AOT_MHC_CL_HIDDEN + r * CL_W + h, o);
+        }
+        aot_sync_named(2, CL_MIX_THREADS);
+        if (m == 0) aot_mbar_arrive(&s.empty[q]);
+    }
+}
+
+AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_MHC_CL_THREADS, 1) void mhc_pre_cluster(AOT_GRID_CONSTANT aot_mhc_cluster_kargs a)
+{
+    AOT_SHARED_DYN(unsigned char, raw, AOT_MHC_CL_SHARED);
+    cl_shared &s = *(cl_shared *)(raw + ((1024 - ((unsigned long long)raw & 1023)) & 1023));
+    const int r = aot_cluster_rank(), wave = aot_thread_x() / 32;
+    if (aot_thread_x() == 0)
+        for (int q = 0; q < CL_NS; q++)
+            aot_mbar_init(&s.full[q], 1), aot_mbar_init(&s.empty[q], 1), aot_mbar_init(&s.part[q], 1), aot_mbar_init(&s.cf[q], 1);
+    aot_cluster_sync();
+    if (wave >= 4 && wave < 12) { /* warp groups 1 and 2 hold fn */
+        aot_regs_raise<176>();
+        cl_products(a, s, r, wave - 4);
+    } else {
+        aot_regs_lower<80>();
+        if (wave == 0) cl_producer(a, s, r);
+        else if (wave == 1) cl_owner(a, s, r);
+        else cl_mix(a, s, r, wave < 4 ? aot_thread_x() - 64 : aot_thread_x() - 320);
+    }
+    aot_cluster_sync(); /* no block leaves while another may still store into its shared memory */
+}
+AOT_EMU_ENTRY(mhc_pre_cluster, aot_mhc_cluster_kargs)
+#endif

@@ -72,6 +72,37 @@ typedef struct {
     int32_t tokens, hidden;
 } aot_mhc_post_kargs;
 
+/* The one-pass pre on thread-block clusters (mhc_pre_cluster; sm_90a, and the emulator at wave
+ * 32): pre_full at C = AOT_MHC_CL_HIDDEN without norm or broadcast. Clusters of
+ * AOT_MHC_CL_BLOCKS blocks, as many as fit at once, take tiles of AOT_MHC_CL_TOKENS tokens in
+ * turn; block r of a cluster owns hidden positions [r W, r W + W), W = C / AOT_MHC_CL_BLOCKS,
+ * of all 4 streams, and its tiles pass through AOT_MHC_CL_SLOTS shared-memory slots. */
+#define AOT_MHC_CL_BLOCKS 16
+#define AOT_MHC_CL_HIDDEN 4096
+#define AOT_MHC_CL_W (AOT_MHC_CL_HIDDEN / AOT_MHC_CL_BLOCKS)
+#define AOT_MHC_CL_TOKENS 16
+#define AOT_MHC_CL_SLOTS 6
+#define AOT_MHC_CL_THREADS 512
+#define AOT_MHC_CL_RECORD 28     /* a token's partial sums: 24 mix, sum of squares, 3 unused */
+#define AOT_MHC_CL_BATCH 32      /* tiles whose post and comb an owner makes together */
+#define AOT_MHC_CL_SHARED                                                                            (1024 + AOT_MHC_CL_SLOTS * AOT_MHC_CL_TOKENS * 4 * AOT_MHC_CL_W * 2 +                               4 * (8 + AOT_MHC_CL_SLOTS) * AOT_MHC_CL_TOKENS * AOT_MHC_CL_RECORD +                               4 * AOT_MHC_CL_SLOTS * AOT_MHC_CL_TOKENS * 4 + 4 * AOT_MHC_CL_BATCH * 20 + 16 * 4 * AOT_MHC_CL_SLOTS)
+
+/* A tensor's description for the copy engine (CUDA's CUtensorMap: 128 opaque bytes, 64-byte
+ * aligned), made by the runtime (runtime/src/gpu.h, tile_map) and read by aot_copy_tile. */
+typedef struct {
+    __attribute__((aligned(64))) uint64_t opaque[16];
+} aot_tile_map;
+
+typedef struct {
+    aot_tile_map residual;      /* bf16 [T][4][C] as {C, T, 4} (strides 4C and C), box {64, 16, 4} */
+    const float *fn;            /* [24][4*C] */
+    const float *scale, *base;  /* [3], [24] */
+    float *post, *comb;         /* [T][4], [T][4][4] */
+    uint16_t *layer_input;      /* bf16 [T][C] */
+    int32_t tokens, sinkhorn_iters;
+    float rms_eps, pre_eps, sinkhorn_eps, post_mult;
+} aot_mhc_cluster_kargs;
+
 typedef struct {
     const uint16_t *residual;   /* bf16 [T][4][C] */
     const float *fn;            /* [4][4*C] */

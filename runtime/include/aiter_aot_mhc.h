@@ -10,7 +10,8 @@
  *          every division
  *   layer_input[h] = bf16(sum_j pre[j] * residual[j][h])
  * Tensors are contiguous; bf16 tensors are passed as their 16-bit patterns. C ("hidden") is a
- * multiple of 256 up to 16384; tokens >= 1. All arithmetic is fp32 (no tf32).
+ * multiple of 256 up to 16384; tokens >= 1. All arithmetic is fp32 (no tf32), but for the one
+ * case pre_full states below.
  */
 #ifndef AITER_AOT_MHC_H_7C19E2
 #define AITER_AOT_MHC_H_7C19E2
@@ -85,6 +86,11 @@ AITER_AOT_API aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *a
  * pre_full: prenorm_gemm with aiter_aot_mhc_splits(), then pre. The partials go to workspace,
  * at least aiter_aot_mhc_workspace_size(tokens, hidden) bytes, 4-byte aligned; from 1024 tokens
  * so do fn's bf16 terms (fn split once per call rather than once per block of tokens).
+ * On sm_90a at hidden = 4096 without norm_weight or broadcast, one kernel on thread-block
+ * clusters does it all and reads the residual once (workspace then unused; H200, T = 4096: 74
+ * against 89 us; docs/performance.md). Its projection carries fn as two bf16 terms, 16 bits of
+ * mantissa where the others carry all 24, with fp32 sums (its prototype's post and comb were
+ * within 1e-6 relative of the fp32 path's on the same inputs).
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
     size_t size;                 /* sizeof(aiter_aot_mhc_pre_full_args) */

@@ -5,6 +5,7 @@
 #define AOT_GPU_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "diag.h"
 
@@ -20,6 +21,18 @@ typedef struct {
     aiter_aot_status (*get_function)(void *module, const char *name, void **fn, aot_diag *d);
     aiter_aot_status (*launch)(void *fn, unsigned grid, unsigned block, unsigned shared_bytes,
                                unsigned flags, void *stream, void *args, aot_diag *d);
+    /* Thread-block clusters and tensor copies; NULL where the vendor (or its driver) has none.
+     * clusters_that_fit: how many clusters of `cluster` blocks can run at once. launch_cluster:
+     * grid blocks (a multiple of cluster) in clusters. tile_map: the copy engine's description
+     * (128 bytes at map, 64-byte aligned) of a 3-dimensional tensor of 16-bit elements (bf16)
+     * at base, dims[0] contiguous, the others at strides[] bytes, copied in boxes of box[]
+     * elements (box[0] * 2 = 128 bytes) with the 128-byte swizzle (kernels/include/aot_tile.h). */
+    aiter_aot_status (*clusters_that_fit)(void *fn, unsigned block, unsigned shared_bytes, unsigned cluster,
+                                          int *count, aot_diag *d);
+    aiter_aot_status (*launch_cluster)(void *fn, unsigned grid, unsigned block, unsigned shared_bytes,
+                                       unsigned cluster, void *stream, void *args, aot_diag *d);
+    aiter_aot_status (*tile_map)(void *map, const void *base, const uint64_t dims[3], const uint64_t strides[2],
+                                 const uint32_t box[3], aot_diag *d);
 } aot_gpu;
 
 /* launch flags. FOLLOWS: the kernel before this one in the stream is the same op's, and this

@@ -17,6 +17,16 @@ aiter_aot_status aot_op_run(const aot_op_kernel *k, void *kargs, unsigned grid, 
     return AITER_AOT_STATUS_OK;
 }
 
+aiter_aot_status aot_op_run_cluster(const aot_op_kernel *k, void *kargs, unsigned grid, unsigned block, unsigned shared,
+                                    unsigned cluster, void *stream, aot_diag *d)
+{
+    if (k->gpu->launch_cluster == NULL)
+        return aot_fail(d, AITER_AOT_STATUS_UNSUPPORTED, "%s: %s launches no thread-block clusters", k->fn->name, k->gpu->name);
+    AOT_FORWARD(k->gpu->launch_cluster(k->fn->fn, grid, block, shared, cluster, stream, kargs, d));
+    aot_count_launch();
+    return AITER_AOT_STATUS_OK;
+}
+
 aiter_aot_status aot_op_multiprocessors(int *count, aot_diag *d)
 {
     const aot_gpu *gpu;

@@ -24,6 +24,11 @@ aiter_aot_status aot_op_find(const char *name, unsigned kargs_size, aot_op_kerne
 aiter_aot_status aot_op_run(const aot_op_kernel *k, void *kargs, unsigned grid, unsigned block, unsigned shared,
                             unsigned flags, void *stream, aot_diag *d);
 
+/* The same in clusters of `cluster` blocks (grid a multiple of it); UNSUPPORTED where the vendor
+ * has no clusters. */
+aiter_aot_status aot_op_run_cluster(const aot_op_kernel *k, void *kargs, unsigned grid, unsigned block, unsigned shared,
+                                    unsigned cluster, void *stream, aot_diag *d);
+
 /* Multiprocessors (CUs / SMs) of the current device. */
 aiter_aot_status aot_op_multiprocessors(int *count, aot_diag *d);
 

@@ -201,6 +201,35 @@ aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *str
  * at 1024 tokens, 3 % less at 2048, 5 % at 4096 (docs/performance.md). */
 #define TERMS_MIN_TOKENS 1024
 
+/* pre_full in one pass (mhc_pre_cluster): at AOT_MHC_CL_HIDDEN without norm or broadcast, on a
+ * device whose code objects have the kernel (sm_90a) and whose vendor launches clusters.
+ * @return OK once launched, UNSUPPORTED where it does not serve (pre_full then takes two
+ * passes), or an error. */
+static aiter_aot_status one_pass_run(const aiter_aot_mhc_pre_full_args *a, void *stream, aot_diag *d)
+{
+    aot_op_kernel k;
+    aot_mhc_cluster_kargs c;
+    if (a->hidden != AOT_MHC_CL_HIDDEN || a->norm_weight != NULL || a->broadcast) return AITER_AOT_STATUS_UNSUPPORTED;
+    const aiter_aot_status found = aot_op_find("mhc_pre_cluster", sizeof c, &k, d);
+    if (found == AITER_AOT_STATUS_NO_CODE_OBJECT || (found == AITER_AOT_STATUS_OK && k.gpu->tile_map == NULL))
+        return AITER_AOT_STATUS_UNSUPPORTED;
+    AOT_FORWARD(found);
+    int fit;
+    AOT_FORWARD(k.gpu->clusters_that_fit(k.fn->fn, AOT_MHC_CL_THREADS, AOT_MHC_CL_SHARED, AOT_MHC_CL_BLOCKS, &fit, d));
+    if (fit < 1) return AITER_AOT_STATUS_UNSUPPORTED;
+    memset(&c, 0, sizeof c);
+    const uint64_t C = AOT_MHC_CL_HIDDEN, dims[3] = {C, (uint64_t)a->tokens, AOT_MHC_N}, strides[2] = {AOT_MHC_N * C * 2, C * 2};
+    const uint32_t box[3] = {64, AOT_MHC_CL_TOKENS, AOT_MHC_N};
+    AOT_FORWARD(k.gpu->tile_map(&c.residual, a->residual, dims, strides, box, d));
+    c.fn = a->fn, c.scale = a->scale, c.base = a->base, c.post = a->post, c.comb = a->comb;
+    c.layer_input = a->layer_input, c.tokens = a->tokens, c.sinkhorn_iters = a->params.sinkhorn_iters;
+    c.rms_eps = a->params.rms_eps, c.pre_eps = a->params.pre_eps, c.sinkhorn_eps = a->params.sinkhorn_eps;
+    c.post_mult = a->params.post_mult;
+    const int tiles = (a->tokens + AOT_MHC_CL_TOKENS - 1) / AOT_MHC_CL_TOKENS, clusters = fit < tiles ? fit : tiles;
+    return aot_op_run_cluster(&k, &c, (unsigned)(clusters * AOT_MHC_CL_BLOCKS), AOT_MHC_CL_THREADS, AOT_MHC_CL_SHARED,
+                              AOT_MHC_CL_BLOCKS, stream, d);
+}
+
 static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void *stream, aot_diag *d)
 {
     if (a->workspace_size < aiter_aot_mhc_workspace_size(a->tokens, a->hidden))
@@ -220,6 +249,8 @@ static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void 
                                 a->broadcast, a->params};
     AOT_FORWARD(gemm_check(&g, d));
     AOT_FORWARD(pre_check(&p, d)); /* both checked before either launches */
+    const aiter_aot_status one = one_pass_run(a, stream, d);
+    if (one != AITER_AOT_STATUS_UNSUPPORTED) return one;
     AOT_FORWARD(gemm_run(&g, a->tokens >= TERMS_MIN_TOKENS ? fn_terms : NULL, stream, d));
     return pre_run(&p, AOT_LAUNCH_FOLLOWS, stream, d);
 }

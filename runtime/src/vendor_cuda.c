@@ -14,7 +14,9 @@ typedef int CUdevice;
 typedef void *CUcontext;
 
 enum { CU_ATTR_MULTIPROCESSOR_COUNT = 16, CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
-enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14 };
+/* cuTensorMapEncodeTiled's enums, as cuda.h numbers them */
+enum { CU_TENSOR_MAP_BFLOAT16 = 9, CU_TENSOR_MAP_SWIZZLE_128B = 3, CU_TENSOR_MAP_L2_PROMOTION_256B = 3 };
 
 static struct {
     CUresult (*init)(unsigned);
@@ -34,6 +36,9 @@ static struct {
     CUresult (*launch_ex)(const cu_launch_config *, void *, void **, void **); /* CUDA 12+; may be NULL */
     CUresult (*func_set_attribute)(void *, int, int);
     CUresult (*get_error_string)(CUresult, const char **);
+    CUresult (*max_active_clusters)(int *, void *, const cu_launch_config *);             /* CUDA 12+ */
+    CUresult (*tensor_map_encode_tiled)(void *, int, unsigned, void *, const uint64_t *, const uint64_t *,
+                                        const unsigned *, const unsigned *, int, int, int, int); /* CUDA 12+ */
 } cu;
 
 static aiter_aot_status cu_fail(aot_diag *d, aiter_aot_status s, const char *call, CUresult r)
@@ -143,18 +148,24 @@ static void opted_raise(opted_entry *e, unsigned shared)
     while (old < shared && !atomic_compare_exchange_weak(&e->shared, &old, shared)) {}
 }
 
+/* Beyond the default 48 KiB a function must opt in, once per function and size. */
+static aiter_aot_status opt_in_shared(void *fn, unsigned shared, aot_diag *d)
+{
+    if (shared <= 48 * 1024) return AITER_AOT_STATUS_OK;
+    const opted_entry *seen = opted_entry_of(fn, 0);
+    if (seen == NULL || atomic_load(&seen->shared) < shared) {
+        CU_CHECK(cu.func_set_attribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared),
+                 AITER_AOT_STATUS_LAUNCH_FAILED);
+        opted_raise(opted_entry_of(fn, 1), shared);
+    }
+    return AITER_AOT_STATUS_OK;
+}
+
 static aiter_aot_status cuda_launch(void *fn, unsigned grid, unsigned block, unsigned shared, unsigned flags,
                                     void *stream, void *args, aot_diag *d)
 {
     void *params[] = {args};
-    if (shared > 48 * 1024) { /* beyond the default a function must opt in, once per function and size */
-        const opted_entry *seen = opted_entry_of(fn, 0);
-        if (seen == NULL || atomic_load(&seen->shared) < shared) {
-            CU_CHECK(cu.func_set_attribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared),
-                     AITER_AOT_STATUS_LAUNCH_FAILED);
-            opted_raise(opted_entry_of(fn, 1), shared);
-        }
-    }
+    AOT_FORWARD(opt_in_shared(fn, shared, d));
     if ((flags & AOT_LAUNCH_FOLLOWS) && cu.launch_ex != NULL) {
         cu_launch_attr early = {.id = CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, .value.on = 1};
         const cu_launch_config cfg = {{grid, 1, 1}, {block, 1, 1}, shared, stream, &early, 1};
@@ -163,6 +174,50 @@ static aiter_aot_status cuda_launch(void *fn, unsigned grid, unsigned block, uns
     }
     CU_CHECK(cu.launch(fn, grid, 1, 1, block, 1, 1, shared, stream, params, NULL),
              AITER_AOT_STATUS_LAUNCH_FAILED);
+    return AITER_AOT_STATUS_OK;
+}
+
+/* Clusters beyond 8 blocks (Hopper allows 16) need the function's opt-in; set with the shared
+ * memory, which every cluster kernel here takes beyond the default. */
+static aiter_aot_status cluster_config(void *fn, unsigned grid, unsigned block, unsigned shared, unsigned cluster,
+                                       void *stream, cu_launch_attr *attr, cu_launch_config *cfg, aot_diag *d)
+{
+    AOT_FORWARD(opt_in_shared(fn, shared, d));
+    if (cluster > 8)
+        CU_CHECK(cu.func_set_attribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), AITER_AOT_STATUS_LAUNCH_FAILED);
+    *attr = (cu_launch_attr){.id = CU_LAUNCH_ATTR_CLUSTER_DIMENSION, .value.cluster = {cluster, 1, 1}};
+    *cfg = (cu_launch_config){{grid, 1, 1}, {block, 1, 1}, shared, stream, attr, 1};
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status cuda_clusters_that_fit(void *fn, unsigned block, unsigned shared, unsigned cluster, int *count,
+                                               aot_diag *d)
+{
+    cu_launch_attr attr;
+    cu_launch_config cfg;
+    AOT_FORWARD(cluster_config(fn, cluster, block, shared, cluster, NULL, &attr, &cfg, d));
+    CU_CHECK(cu.max_active_clusters(count, fn, &cfg), AITER_AOT_STATUS_LAUNCH_FAILED);
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status cuda_launch_cluster(void *fn, unsigned grid, unsigned block, unsigned shared, unsigned cluster,
+                                            void *stream, void *args, aot_diag *d)
+{
+    void *params[] = {args};
+    cu_launch_attr attr;
+    cu_launch_config cfg;
+    AOT_FORWARD(cluster_config(fn, grid, block, shared, cluster, stream, &attr, &cfg, d));
+    CU_CHECK(cu.launch_ex(&cfg, fn, params, NULL), AITER_AOT_STATUS_LAUNCH_FAILED);
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status cuda_tile_map(void *map, const void *base, const uint64_t dims[3], const uint64_t strides[2],
+                                      const uint32_t box[3], aot_diag *d)
+{
+    static const unsigned unit[3] = {1, 1, 1};
+    CU_CHECK(cu.tensor_map_encode_tiled(map, CU_TENSOR_MAP_BFLOAT16, 3, (void *)base, dims, strides, box, unit, 0,
+                                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_256B, 0),
+             AITER_AOT_STATUS_INVALID_ARGUMENT);
     return AITER_AOT_STATUS_OK;
 }
 
@@ -186,6 +241,8 @@ aiter_aot_status aot_gpu_bind_cuda(aot_gpu *gpu, int may_load, int global, aot_d
         {"cuLaunchKernelEx", NULL, (void **)&cu.launch_ex, 1},
         {"cuFuncSetAttribute", NULL, (void **)&cu.func_set_attribute, 0},
         {"cuGetErrorString", NULL, (void **)&cu.get_error_string, 0},
+        {"cuOccupancyMaxActiveClusters", NULL, (void **)&cu.max_active_clusters, 1},
+        {"cuTensorMapEncodeTiled", NULL, (void **)&cu.tensor_map_encode_tiled, 1},
         {NULL, NULL, NULL, 0}};
     void *handle;
     AOT_FORWARD(aot_vendor_open(sonames, may_load, &handle, gpu->library, sizeof gpu->library, d));
@@ -199,5 +256,10 @@ aiter_aot_status aot_gpu_bind_cuda(aot_gpu *gpu, int may_load, int global, aot_d
     gpu->load_module = cuda_load_module;
     gpu->get_function = cuda_get_function;
     gpu->launch = cuda_launch;
+    if (cu.launch_ex != NULL && cu.max_active_clusters != NULL && cu.tensor_map_encode_tiled != NULL) {
+        gpu->clusters_that_fit = cuda_clusters_that_fit;
+        gpu->launch_cluster = cuda_launch_cluster;
+        gpu->tile_map = cuda_tile_map;
+    }
     return AITER_AOT_STATUS_OK;
 }

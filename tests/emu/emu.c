@@ -19,7 +19,7 @@
 #define MAX_SHARED 16
 #define MAX_CLUSTER 16
 
-typedef enum { F_RUN, F_BARRIER, F_CLUSTER_BARRIER, F_WAVE, F_DONE } fiber_state;
+typedef enum { F_RUN, F_BARRIER, F_NAMED_BARRIER, F_CLUSTER_BARRIER, F_WAVE, F_DONE } fiber_state;
 
 typedef struct {
     ucontext_t ctx;
@@ -27,6 +27,7 @@ typedef struct {
     int value, src;  /* wave operation: this lane's value and the lane it reads */
     emu_collective_fn coll; /* a collective wave operation instead of a shuffle, or NULL */
     void *coll_data;
+    int named, named_threads; /* a named barrier: its id and thread count */
     char *stack;
 } fiber;
 
@@ -40,6 +41,9 @@ static struct {
     ucontext_t sched;
     fiber *fibers; /* cluster x block: block r's threads are fibers r * block ... */
     unsigned block, wave, block_x, cluster, threads; /* block_x: the cluster's first block */
+    unsigned clusters;                               /* in the grid */
+    unsigned long long progress; /* bumped by emu_progress: a round without it, a barrier, a
+                                    wave operation or an exit, where fibers only spun, is a deadlock */
     int cur;
     emu_kernel_fn kernel;
     const void *args;
@@ -133,6 +137,17 @@ static void yield(fiber_state s)
 
 void emu_barrier(void) { yield(F_BARRIER); }
 void emu_cluster_barrier(void) { yield(F_CLUSTER_BARRIER); }
+int emu_cluster_id(void) { return (int)(E.block_x / E.cluster); }
+int emu_cluster_count(void) { return (int)E.clusters; }
+void emu_spin(void) { yield(F_RUN); }
+void emu_progress(void) { E.progress++; }
+
+void emu_named_barrier(int id, int threads)
+{
+    fiber *f = &E.fibers[E.cur];
+    f->named = id, f->named_threads = threads;
+    yield(F_NAMED_BARRIER);
+}
 
 int emu_shfl(int v, int src_lane)
 {
@@ -263,9 +278,36 @@ static int resolve_group(unsigned t0, unsigned n, fiber_state state, char *err, 
     return 1;
 }
 
+/* Releases the fibers of block b at a named barrier (ids 0..15) once as many wait there as the
+ * barrier's thread count. */
+static int resolve_named(unsigned b, char *err, size_t cap)
+{
+    unsigned at[16] = {0}, want[16] = {0};
+    int released = 0;
+    for (unsigned t = b * E.block; t < (b + 1) * E.block; t++) {
+        const fiber *f = &E.fibers[t];
+        if (f->state != F_NAMED_BARRIER) continue;
+        if (f->named < 0 || f->named > 15) return fail(err, cap, "named barrier %u of 0..15 (thread %u)", (unsigned)f->named, t % E.block);
+        at[f->named]++, want[f->named] = (unsigned)f->named_threads;
+    }
+    for (unsigned id = 0; id < 16; id++) {
+        if (at[id] > want[id]) return fail(err, cap, "named barrier reached by %u threads, more than its %u", at[id], want[id]);
+        if (at[id] == 0 || at[id] < want[id]) continue;
+        for (unsigned t = b * E.block; t < (b + 1) * E.block; t++)
+            if (E.fibers[t].state == F_NAMED_BARRIER && E.fibers[t].named == (int)id) E.fibers[t].state = F_RUN;
+        released++;
+    }
+    return released;
+}
+
 static int resolve_barriers(char *err, size_t cap)
 {
     int released = 0;
+    for (unsigned b = 0; b < E.cluster; b++) {
+        int r = resolve_named(b, err, cap);
+        if (r < 0) return -1;
+        released += r;
+    }
     for (unsigned b = 0; b < E.cluster; b++) {
         int r = resolve_group(b * E.block, E.block, F_BARRIER, err, cap);
         if (r < 0) return -1;
@@ -288,22 +330,29 @@ static int run_cluster(char *err, size_t cap)
     }
     for (int i = 0; i < E.nshared; i++)
         for (unsigned b = 0; b < E.cluster; b++) memset(E.shared[i].mem[b], 0xff, E.shared[i].bytes);
+    unsigned idle = 0, last_live = E.threads;
     for (;;) {
-        unsigned live = 0;
+        unsigned live = 0, spinning = 0;
+        const unsigned long long progress = E.progress;
         for (unsigned t = 0; t < E.threads; t++) {
             if (E.fibers[t].state != F_RUN) continue;
             E.cur = (int)t;
             swapcontext(&E.sched, &E.fibers[t].ctx);
         }
-        for (unsigned t = 0; t < E.threads; t++) live += E.fibers[t].state != F_DONE;
+        for (unsigned t = 0; t < E.threads; t++) {
+            live += E.fibers[t].state != F_DONE;
+            spinning += E.fibers[t].state == F_RUN;
+        }
         if (live == 0) return 0;
         int w = resolve_waves(err, cap);
         if (w < 0) return -1;
         int b = w ? 0 : resolve_barriers(err, cap);
         if (b < 0) return -1;
-        if (w == 0 && b == 0)
-            return fail(err, cap, "deadlock: %u threads wait at a barrier or wave op that others never reach (of %u)",
+        if (w || b || E.progress != progress || live != last_live) idle = 0;
+        else if (spinning == 0 || ++idle == 3)
+            return fail(err, cap, "deadlock: %u threads wait at a barrier, a wave op or an mbarrier that nothing will release (of %u)",
                         live, E.threads);
+        last_live = live;
     }
 }
 
@@ -317,7 +366,7 @@ int emu_launch_cluster(emu_kernel_fn kernel, const void *args, unsigned grid, un
                         MAX_CLUSTER), -1;
     memset(&E, 0, sizeof E);
     E.kernel = kernel, E.args = args, E.block = block, E.wave = wave, E.dynamic = dynamic_shared;
-    E.cluster = cluster, E.threads = cluster * block;
+    E.cluster = cluster, E.threads = cluster * block, E.clusters = grid / cluster;
     E.fibers = calloc(E.threads, sizeof *E.fibers);
     int rc = E.fibers ? 0 : -1;
     for (unsigned t = 0; rc == 0 && t < E.threads; t++)

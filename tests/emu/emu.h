@@ -49,6 +49,25 @@ void *emu_shared_dynamic(const void *key, size_t bytes);
 int emu_cluster_rank(void);
 void emu_cluster_barrier(void);
 void *emu_cluster_map(const void *shared, int rank);
+/* The cluster's index in the grid and the grid's number of clusters. */
+int emu_cluster_id(void);
+int emu_cluster_count(void);
+/* Warp-specialized kernels: a barrier for `threads` threads of the block that name barrier
+ * `id`; emu_spin lets the other fibers run (a wait on an mbarrier calls it until the phase
+ * completes), and emu_progress marks a change of such state, so that fibers that only spin
+ * are reported as a deadlock. */
+void emu_named_barrier(int id, int threads);
+void emu_spin(void);
+void emu_progress(void);
+
+/* What the emulator's runtime puts in an aot_tile_map (kernels/mhc/mhc_kargs.h) for
+ * aot_copy_tile (aot_host.h): a 3-dimensional tensor of 16-bit elements, dims[0] contiguous,
+ * the other two at the given byte strides; boxes of 64 x box[1] x box[2]. */
+typedef struct {
+    const unsigned short *base;
+    unsigned long long dims[3], strides[2];
+    unsigned box[3];
+} emu_tile_map;
 
 /* A wave operation over data every lane holds: when all lanes of the wave have called it with
  * the same fn, fn(lane_data, lanes) runs once with each lane's pointer, in lane order.

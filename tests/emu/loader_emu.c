@@ -38,10 +38,18 @@
     X(fmha_fwd_d128, aot_fmha_kargs) X(fmha_fwd_d192_128, aot_fmha_kargs)                   \
     X(fmha_fwd_d256, aot_fmha_kargs)
 
+/* Kernels built at wave 32 only (AOT_PIPELINES: sm_90a's warp-specialized pipelines). */
+#if AOT_EMU_WAVE == 32
+#define EMU_KERNELS_W32(X) X(mhc_pre_cluster, aot_mhc_cluster_kargs)
+#else
+#define EMU_KERNELS_W32(X)
+#endif
+
 #define DECLARE(k, t) void k##_emu(const void *args);
 EMU_KERNELS(DECLARE)
+EMU_KERNELS_W32(DECLARE)
 #define ENTRY(k, t) {(void *)k##_emu, #k, sizeof(t), AOT_EMU_WAVE},
-static aot_kernel_fn table[] = {EMU_KERNELS(ENTRY)};
+static aot_kernel_fn table[] = {EMU_KERNELS(ENTRY) EMU_KERNELS_W32(ENTRY)};
 
 static unsigned long long launches;
 
@@ -55,12 +63,42 @@ static aiter_aot_status emu_gpu_launch(void *fn, unsigned grid, unsigned block, 
     return AITER_AOT_STATUS_OK;
 }
 
+static aiter_aot_status emu_gpu_launch_cluster(void *fn, unsigned grid, unsigned block, unsigned shared, unsigned cluster,
+                                               void *stream, void *args, aot_diag *d)
+{
+    char err[256];
+    (void)stream;
+    if (emu_launch_cluster((emu_kernel_fn)fn, args, grid, block, cluster, shared, AOT_EMU_WAVE, err, sizeof err) != 0)
+        return aot_fail(d, AITER_AOT_STATUS_LAUNCH_FAILED, "%s", err);
+    return AITER_AOT_STATUS_OK;
+}
+
+/* Two clusters at once, so that persistent kernels split their work. */
+static aiter_aot_status emu_clusters_that_fit(void *fn, unsigned block, unsigned shared, unsigned cluster, int *count,
+                                              aot_diag *d)
+{
+    (void)fn, (void)block, (void)shared, (void)cluster, (void)d;
+    *count = 2;
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status emu_make_tile_map(void *map, const void *base, const uint64_t dims[3], const uint64_t strides[2],
+                                     const uint32_t box[3], aot_diag *d)
+{
+    emu_tile_map m = {base, {dims[0], dims[1], dims[2]}, {strides[0], strides[1]}, {box[0], box[1], box[2]}};
+    if (box[0] != 64) return aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT, "emu: tile boxes are 64 elements wide");
+    memcpy(map, &m, sizeof m);
+    return AITER_AOT_STATUS_OK;
+}
+
 /* The emulator plays a small device of 4 multiprocessors, so split choices stay > 1. */
 static aiter_aot_status emu_current_device(int *device, aot_diag *d) { (void)d; *device = 0; return AITER_AOT_STATUS_OK; }
 static aiter_aot_status emu_multiprocessors(int device, int *count, aot_diag *d) { (void)device, (void)d; *count = 4; return AITER_AOT_STATUS_OK; }
 
 static const aot_gpu emu_gpu = {.name = "EMU", .library = "host emulator", .current_device = emu_current_device,
-                                .multiprocessors = emu_multiprocessors, .launch = emu_gpu_launch};
+                                .multiprocessors = emu_multiprocessors, .launch = emu_gpu_launch,
+                                .clusters_that_fit = emu_clusters_that_fit, .launch_cluster = emu_gpu_launch_cluster,
+                                .tile_map = emu_make_tile_map};
 
 aiter_aot_status aot_kernel(const char *name, unsigned args_size, const aot_kernel_fn **fn,
                             const aot_gpu **gpu, int *device, aot_diag *d)

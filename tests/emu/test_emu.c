@@ -82,7 +82,11 @@ int main(int argc, char **argv)
         {MHC_FUSED, 16, 512, 0, 0, 1},        {MHC_FUSED, 5, 256, 0, 0, 16},
         {MHC_HEAD, 3, 512, 0, 0, 0},          {MHC_PRE_FULL, 1030, 256, 1, 0, 0},
         {MHC_PRE_FULL, 1024, 256, 0, 1, 0},   {MHC_FUSED, 17, 256, 0, 0, 3},
-        {MHC_FUSED, 260, 256, 0, 0, 2}};
+        {MHC_FUSED, 260, 256, 0, 0, 2},
+        /* C = 4096 at wave 32: the one pass on clusters (2 emulated at once), one partial tile;
+         * 15 tiles, so cluster 0 takes 8 and its ring of 6 slots wraps; norm keeps two passes */
+        {MHC_PRE_FULL, 5, 4096, 0, 0, 0},     {MHC_PRE_FULL, 240, 4096, 0, 0, 0},
+        {MHC_PRE_FULL, 3, 4096, 1, 0, 0}};
     for (size_t i = 0; i < sizeof mhc / sizeof mhc[0]; i++) harness_mhc(&m, &mhc[i], seed++, &t);
     harness_mhc_bad_args(&m, &t);
 

@@ -41,4 +41,19 @@ typedef struct {
     int32_t threads, cluster;
 } aot_cluster_probe_args;
 
+/* The pipeline probe (pipeline_probe, where the layer has AOT_PIPELINES): a cluster of 2 blocks
+ * of 64 threads. Thread 0 of block r stores {100 r + i} into the other block's shared memory
+ * (aot_store_remote, perhaps before that block expects it), waits for the other's 4 values and
+ * writes them to out[4 r + i]; then copies the box {64, 2, 2} at (0, 2, 0) of `map` (the
+ * runtime's description of a {64, 3, 2} tensor, so its row 3 lies outside) into a 4-row tile
+ * that both waves, after a named barrier, write to tile_out[256 r + i] as it lies (aot_swz).
+ * deadlock = 1: thread 0 then waits for a phase nothing completes, which the emulator must
+ * report instead of hanging. */
+typedef struct {
+    __attribute__((aligned(64))) uint64_t map[16];
+    int32_t *out;
+    uint16_t *tile_out;
+    int32_t deadlock, reserved;
+} aot_pipeline_probe_args;
+
 #endif

@@ -155,3 +155,30 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(256) void cluster_probe(aot_cluster_probe_args p)
 }
 AOT_EMU_ENTRY(cluster_probe, aot_cluster_probe_args)
 #endif
+
+#if defined(AOT_PIPELINES)
+AOT_KERNEL AOT_LAUNCH_BOUNDS(64) void pipeline_probe(AOT_GRID_CONSTANT aot_pipeline_probe_args p)
+{
+    AOT_SHARED_TILE(tile, 4 * 64);
+    AOT_SHARED(aot_mbar, bar, 2);
+    AOT_SHARED(unsigned, got, 4);
+    const int t = aot_thread_x(), r = aot_cluster_rank();
+    if (t == 0) aot_mbar_init(&bar[0], 1), aot_mbar_init(&bar[1], 1);
+    aot_cluster_sync();
+    if (t == 0) {
+        const unsigned v[4] = {100u * r, 100u * r + 1, 100u * r + 2, 100u * r + 3};
+        aot_store_remote(got, &bar[0], 1 - r, v);
+        aot_mbar_expect(&bar[0], 16);
+        aot_mbar_wait(&bar[0], 0);
+        for (int i = 0; i < 4; i++) p.out[4 * r + i] = (int32_t)got[i];
+        aot_mbar_expect(&bar[1], 64 * 2 * 2 * 2);
+        aot_copy_tile(tile, p.map, 0, 2, 0, &bar[1]);
+        aot_mbar_wait(&bar[1], 0);
+        if (p.deadlock) aot_mbar_wait(&bar[1], 1);
+    }
+    aot_sync_named(1, 64);
+    for (int i = t; i < 4 * 64; i += 64) p.tile_out[256 * r + i] = tile[i];
+    aot_cluster_sync(); /* the other block's store into this one is long done; no block leaves early */
+}
+AOT_EMU_ENTRY(pipeline_probe, aot_pipeline_probe_args)
+#endif

@@ -31,6 +31,48 @@ static const struct {
 
 void cluster_probe_emu(const void *);
 
+#if AOT_EMU_WAVE == 32
+void pipeline_probe_emu(const void *);
+
+/* The probe's tile element at (row, col) of its one 64-column panel (kernels/include/aot_tile.h). */
+static int swz4(int row, int col) { return row * 64 + (((col >> 3) & 7) ^ (row & 7)) * 8 + (col & 7); }
+
+/* pipeline_probe (mma_probe.h): the remote stores, the tile copy with its zeros, and a deadlock
+ * reported. @return failures. */
+static int pipeline_cases(void)
+{
+    static uint16_t tensor[2][3][64], tile_out[2 * 256];
+    static int32_t out[8];
+    for (int z = 0; z < 2; z++)
+        for (int y = 0; y < 3; y++)
+            for (int x = 0; x < 64; x++) tensor[z][y][x] = (uint16_t)(1 + x + 64 * y + 1000 * z);
+    int fails = 0;
+    for (int deadlock = 0; deadlock < 2; deadlock++) {
+        aot_pipeline_probe_args p;
+        memset(&p, 0, sizeof p);
+        const emu_tile_map m = {&tensor[0][0][0], {64, 3, 2}, {64 * 2, 3 * 64 * 2}, {64, 2, 2}};
+        memcpy(p.map, &m, sizeof m);
+        p.out = out, p.tile_out = tile_out, p.deadlock = deadlock;
+        memset(out, 0xff, sizeof out), memset(tile_out, 0xff, sizeof tile_out);
+        char err[256] = "";
+        const int rc = emu_launch_cluster(pipeline_probe_emu, &p, 2, 64, 2, 0, 32, err, sizeof err);
+        int ok = deadlock ? rc != 0 && strstr(err, "deadlock") != NULL : rc == 0;
+        for (int r = 0; !deadlock && r < 2; r++) {
+            for (int i = 0; i < 4; i++) ok &= out[4 * r + i] == 100 * (1 - r) + i;
+            for (int z = 0; z < 2; z++)
+                for (int y = 0; y < 2; y++)
+                    for (int x = 0; x < 64; x++)
+                        ok &= tile_out[256 * r + swz4(2 * z + y, x)] == (y == 0 ? tensor[z][2][x] : 0);
+        }
+        ok ? 0 : fails++;
+        printf("%-4s pipeline probe, wave 32: %s %s\n", ok ? "ok" : "FAIL",
+               deadlock ? "a wait nothing completes is reported" : "remote stores, tile copy with zeros past the end",
+               deadlock ? err : "");
+    }
+    return fails;
+}
+#endif
+
 /* Exact up to one fp32 rounding of the result: relative to the magnitudes, 2^-24 at most
  * (twice that for margin against the fp64 reference's own rounding). */
 #define EXACT_TOL 0x1p-23
@@ -90,6 +132,10 @@ int main(void)
         printf("%-4s clusters of %u blocks, wave %d: shared memory of the neighbours after the cluster barrier %s\n",
                ok ? "ok" : "FAIL", n, AOT_EMU_WAVE, err);
     }
+#if AOT_EMU_WAVE == 32
+    const int pf = pipeline_cases();
+    fail += pf, pass += 2 - pf;
+#endif
     printf("%d passed, %d failed\n", pass, fail);
     return fail != 0;
 }

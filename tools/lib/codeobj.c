@@ -381,6 +381,11 @@ static aiter_aot_status cubin_kernels(Elf *elf, const char *what, aot_codeobj *c
         Elf_Data *data = elf_getdata(s, NULL);
         if (!data || walk_attrs(data->d_buf, data->d_size, kernel_attr, co, k, elf, symtab))
             return BAD("%s: section %s is malformed", what, nm);
+        /* A parameter aligned beyond 16 bytes (a tensor map's 64) starts past the bank's start;
+         * the bytes before it are padding the driver places, not the caller's arguments. */
+        unsigned first = k->nargs ? k->args[0].offset : 0;
+        for (unsigned a = 1; a < k->nargs; a++) first = k->args[a].offset < first ? k->args[a].offset : first;
+        if (first <= k->rec.explicit_args_size) k->rec.explicit_args_size -= first;
     }
     for (Elf_Scn *s = NULL; (s = elf_nextscn(elf, s)) != NULL;) {
         GElf_Shdr sh;
