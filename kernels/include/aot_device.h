@@ -144,6 +144,7 @@ struct __attribute__((aligned(16))) aot_u32x4 {
     aot_u32 v[4];
 };
 AOT_DEV aot_u32x4 aot_load_u32x4(const aot_u32 *p) { return *(const aot_u32x4 *)p; }
+AOT_DEV void aot_store_u32x4(aot_u32 *p, const aot_u32x4 &x) { *(aot_u32x4 *)p = x; }
 
 /* Two 16-bit values as one 4-byte access (4-byte aligned), the lower index in the low half.
  * Every shape's fragments hold k in pairs (elements 2i and 2i+1: same row, k and k+1, k even),

@@ -764,7 +764,12 @@ AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
 }
 
 /* Thread m of the mix (0 .. CL_MIX_THREADS - 1) takes 8 positions of one token, for every
- * m + k CL_MIX_THREADS; its loads all first. */
+ * m + k CL_MIX_THREADS; its loads all first. Positions stay in pairs, one 32-bit word each:
+ * one instruction unpacks a value and one rounds two (built 16 bits at a time, the mix took
+ * twice the instructions, and nvcc split its 16-byte store into 8). */
+AOT_DEV float cl_lo(aot_u32 w) { return aot_f32_from_bits(w << 16); }
+AOT_DEV float cl_hi(aot_u32 w) { return aot_f32_from_bits(w & 0xffff0000u); }
+
 AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int m)
 {
     constexpr int UNITS = CL_T * CL_W / 8, PER = (UNITS + CL_MIX_THREADS - 1) / CL_MIX_THREADS;
@@ -772,24 +777,25 @@ AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int m)
         const int q = it % CL_NS, n = (a.tokens - tile * CL_T < CL_T ? a.tokens - tile * CL_T : CL_T) * (CL_W / 8);
         if (m == 0) aot_mbar_expect(&s.cf[q], CL_T * 16);
         aot_mbar_wait(&s.cf[q], it / CL_NS & 1);
-        aot_u16x8 x[PER][N_];
+        aot_u32x4 x[PER][N_];
 #pragma unroll
         for (int k = 0; k < PER; k++) {
             const int u = m + k * CL_MIX_THREADS < n ? m + k * CL_MIX_THREADS : n - 1, t = u / (CL_W / 8), h = u % (CL_W / 8) * 8;
 #pragma unroll
-            for (int jj = 0; jj < N_; jj++) x[k][jj] = aot_load_u16x8(s.slot[q] + aot_swz(jj * CL_T + t, h, CL_ROWS));
+            for (int jj = 0; jj < N_; jj++) x[k][jj] = aot_load_u32x4((const aot_u32 *)(s.slot[q] + aot_swz(jj * CL_T + t, h, CL_ROWS)));
         }
 #pragma unroll
         for (int k = 0; k < PER; k++) {
             const int u = m + k * CL_MIX_THREADS, t = u / (CL_W / 8), h = u % (CL_W / 8) * 8;
-            if (u >= n) break;
-            const float *p = s.coef[q][t];
-            aot_u16x8 o;
+            const float *p = s.coef[q][t < CL_T ? t : CL_T - 1];
+            aot_u32x4 o;
 #pragma unroll
-            for (int i = 0; i < 8; i++)
-                o.v[i] = aot_f32_to_bf16(p[0] * aot_bf16_to_f32(x[k][0].v[i]) + p[1] * aot_bf16_to_f32(x[k][1].v[i]) +
-                                         p[2] * aot_bf16_to_f32(x[k][2].v[i]) + p[3] * aot_bf16_to_f32(x[k][3].v[i]));
-            aot_store_u16x8(a.layer_input + ((aot_i64)tile * CL_T + t) * AOT_MHC_CL_HIDDEN + r * CL_W + h, o);
+            for (int i = 0; i < 4; i++) {
+                const float lo = p[0] * cl_lo(x[k][0].v[i]) + p[1] * cl_lo(x[k][1].v[i]) + p[2] * cl_lo(x[k][2].v[i]) + p[3] * cl_lo(x[k][3].v[i]);
+                const float hi = p[0] * cl_hi(x[k][0].v[i]) + p[1] * cl_hi(x[k][1].v[i]) + p[2] * cl_hi(x[k][2].v[i]) + p[3] * cl_hi(x[k][3].v[i]);
+                o.v[i] = aot_pack2_16(lo, hi, 0);
+            }
+            if (u < n) aot_store_u32x4((aot_u32 *)(a.layer_input + ((aot_i64)tile * CL_T + t) * AOT_MHC_CL_HIDDEN + r * CL_W + h), o);
         }
         aot_sync_named(2, CL_MIX_THREADS);
         if (m == 0) aot_mbar_arrive(&s.empty[q]);
