@@ -89,22 +89,23 @@ __device__ __forceinline__ uint32_t mapa(uint32_t a, int rank)
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
     return r;
 }
-__device__ __forceinline__ void wait_local(unsigned long long *b, int parity)
+// A wait on the block's own barrier (copies, local arrivals: CTA-scope acquire), or with
+// cluster-scope acquire where other blocks' st.async complete it.
+template <bool CLUSTER>
+__device__ __forceinline__ void wait_bar(unsigned long long *b, int parity)
 {
     uint32_t a = sa(b), ok;
     do {
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(ok) : "r"(a), "r"(parity) : "memory");
+        if (CLUSTER)
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                         : "=r"(ok) : "r"(a), "r"(parity) : "memory");
+        else
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                         : "=r"(ok) : "r"(a), "r"(parity) : "memory");
     } while (!ok);
 }
-__device__ __forceinline__ void wait_cluster(unsigned long long *b, int parity)
-{
-    uint32_t a = sa(b), ok;
-    do {
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(ok) : "r"(a), "r"(parity) : "memory");
-    } while (!ok);
-}
+__device__ __forceinline__ void wait_local(unsigned long long *b, int parity) { wait_bar<false>(b, parity); }
+__device__ __forceinline__ void wait_cluster(unsigned long long *b, int parity) { wait_bar<true>(b, parity); }
 __device__ __forceinline__ void arrive_local(unsigned long long *b)
 {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(sa(b)) : "memory");
