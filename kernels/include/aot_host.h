@@ -76,6 +76,7 @@ AOT_DEV void aot_mbar_wait(aot_mbar *b, int parity)
     while ((b->phases & 1) == parity) emu_spin();
 }
 /* The map is an emu_tile_map (emu.h); the box lands as aot_swz's panel of 64 columns. */
+#include "aot_tile.h"
 AOT_DEV void aot_copy_tile(unsigned short *dst, const void *map, int c0, int c1, int c2, aot_mbar *b)
 {
     emu_tile_map m;
@@ -87,7 +88,7 @@ AOT_DEV void aot_copy_tile(unsigned short *dst, const void *map, int c0, int c1,
                 const unsigned row = i2 * m.box[1] + i1;
                 unsigned short v = 0;
                 if (x < m.dims[0] && y < m.dims[1] && z < m.dims[2]) v = m.base[x + (y * m.strides[0] + z * m.strides[1]) / 2];
-                dst[row * 64 + (((i0 >> 3) ^ (row & 7)) << 3) + (i0 & 7)] = v;
+                dst[aot_swz((int)row, (int)i0, (int)(m.box[1] * m.box[2]))] = v;
             }
     aot_emu_mbar_complete(b, (int)(64 * m.box[1] * m.box[2] * 2));
 }

@@ -625,7 +625,7 @@ AOT_DEV void cl_fn_terms(const float *p, aot_u32 &hi, aot_u32 &lo)
 {
     const float x = p[0], y = p[1];
     hi = aot_pack2_16(x, y, 0);
-    lo = aot_pack2_16(x - aot_bf16_to_f32((aot_u16)hi), y - aot_bf16_to_f32((aot_u16)(hi >> 16)), 0);
+    lo = aot_pack2_16(x - lo_f32(hi), y - hi_f32(hi), 0);
 }
 
 /* Product wave w: stream w / 2, positions (w % 2) W / 2 .. + W / 2 of the block's. */
@@ -653,7 +653,7 @@ AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, in
             aot_frag_a_x2(S(), s.slot[q], CL_ROWS, j * CL_T, h0 + ks * 16, lane, x);
 #pragma unroll
             for (int p = 0; p < 4; p++) {
-                const float lo = aot_bf16_to_f32((aot_u16)x[p]), hi = aot_bf16_to_f32((aot_u16)(x[p] >> 16));
+                const float lo = lo_f32(x[p]), hi = hi_f32(x[p]);
                 sq[S::a_row(lane, 2 * p) / 8] += lo * lo + hi * hi;
             }
 #pragma unroll
@@ -751,13 +751,13 @@ AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
         const float rms = aot_rsqrt_fast(aot_shfl_f32(v, AOT_MHC_MIX) / (4.0f * AOT_MHC_CL_HIDDEN) + a.rms_eps);
         const int e = lane < AOT_MHC_MIX ? lane : 0, part = e / N_ < 2 ? e / N_ : 2;
         const float z = v * rms * a.scale[part] + a.base[e];
-        const float pre = aot_sigmoid(z) + a.pre_eps;
+        const float sig = aot_sigmoid(z), pre = sig + a.pre_eps;
         unsigned p[4];
 #pragma unroll
         for (int k = 0; k < 4; k++) p[k] = aot_bits_from_f32(aot_shfl_f32(pre, k));
         if (lane < CL_B) aot_store_remote(&s.coef[q][r][0], &s.cf[q], lane, p);
         if (lane >= 2 * N_ && lane < AOT_MHC_MIX) s.zbuf[n][lane - 2 * N_] = z;
-        if (lane >= N_ && lane < 2 * N_) s.zbuf[n][16 + lane - N_] = aot_sigmoid(z) * a.post_mult;
+        if (lane >= N_ && lane < 2 * N_) s.zbuf[n][16 + lane - N_] = sig * a.post_mult;
         if (++n == AOT_MHC_CL_BATCH) cl_finish(a, s, r, first, n), n = 0, first = tile + aot_cluster_count();
     }
     if (n) cl_finish(a, s, r, first, n);
@@ -767,8 +767,6 @@ AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
  * m + k CL_MIX_THREADS; its loads all first. Positions stay in pairs, one 32-bit word each:
  * one instruction unpacks a value and one rounds two (built 16 bits at a time, the mix took
  * twice the instructions, and nvcc split its 16-byte store into 8). */
-AOT_DEV float cl_lo(aot_u32 w) { return aot_f32_from_bits(w << 16); }
-AOT_DEV float cl_hi(aot_u32 w) { return aot_f32_from_bits(w & 0xffff0000u); }
 
 AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int m)
 {
@@ -791,8 +789,8 @@ AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int m)
             aot_u32x4 o;
 #pragma unroll
             for (int i = 0; i < 4; i++) {
-                const float lo = p[0] * cl_lo(x[k][0].v[i]) + p[1] * cl_lo(x[k][1].v[i]) + p[2] * cl_lo(x[k][2].v[i]) + p[3] * cl_lo(x[k][3].v[i]);
-                const float hi = p[0] * cl_hi(x[k][0].v[i]) + p[1] * cl_hi(x[k][1].v[i]) + p[2] * cl_hi(x[k][2].v[i]) + p[3] * cl_hi(x[k][3].v[i]);
+                const float lo = p[0] * lo_f32(x[k][0].v[i]) + p[1] * lo_f32(x[k][1].v[i]) + p[2] * lo_f32(x[k][2].v[i]) + p[3] * lo_f32(x[k][3].v[i]);
+                const float hi = p[0] * hi_f32(x[k][0].v[i]) + p[1] * hi_f32(x[k][1].v[i]) + p[2] * hi_f32(x[k][2].v[i]) + p[3] * hi_f32(x[k][3].v[i]);
                 o.v[i] = aot_pack2_16(lo, hi, 0);
             }
             if (u < n) aot_store_u32x4((aot_u32 *)(a.layer_input + ((aot_i64)tile * CL_T + t) * AOT_MHC_CL_HIDDEN + r * CL_W + h), o);

@@ -85,7 +85,10 @@ typedef struct {
 #define AOT_MHC_CL_THREADS 512
 #define AOT_MHC_CL_RECORD 28     /* a token's partial sums: 24 mix, sum of squares, 3 unused */
 #define AOT_MHC_CL_BATCH 32      /* tiles whose post and comb an owner makes together */
-#define AOT_MHC_CL_SHARED                                                                            (1024 + AOT_MHC_CL_SLOTS * AOT_MHC_CL_TOKENS * 4 * AOT_MHC_CL_W * 2 +                               4 * (8 + AOT_MHC_CL_SLOTS) * AOT_MHC_CL_TOKENS * AOT_MHC_CL_RECORD +                               4 * AOT_MHC_CL_SLOTS * AOT_MHC_CL_TOKENS * 4 + 4 * AOT_MHC_CL_BATCH * 20 + 16 * 4 * AOT_MHC_CL_SLOTS)
+#define AOT_MHC_CL_SHARED                                                                        \
+    (1024 + AOT_MHC_CL_SLOTS * AOT_MHC_CL_TOKENS * 4 * AOT_MHC_CL_W * 2 +                          \
+     4 * (8 + AOT_MHC_CL_SLOTS) * AOT_MHC_CL_TOKENS * AOT_MHC_CL_RECORD +                          \
+     4 * AOT_MHC_CL_SLOTS * AOT_MHC_CL_TOKENS * 4 + 4 * AOT_MHC_CL_BATCH * 20 + 16 * 4 * AOT_MHC_CL_SLOTS)
 
 /* A tensor's description for the copy engine (CUDA's CUtensorMap: 128 opaque bytes, 64-byte
  * aligned), made by the runtime (runtime/src/gpu.h, tile_map) and read by aot_copy_tile. */
