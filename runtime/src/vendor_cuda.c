@@ -113,15 +113,18 @@ static aiter_aot_status cuda_get_function(void *module, const char *name, void *
     return AITER_AOT_STATUS_OK;
 }
 
-/* Functions that may take more than the default 48 KiB of dynamic shared memory, with the most
- * they were allowed: the attribute is a driver call, made once per function and size instead
- * of before every launch. Open addressing on the function's address; entries are never removed
- * (functions live as long as the process). A race writes the attribute twice, which is
- * harmless; a full table only means the call is made every time. */
+/* What each function was allowed and asked, so the driver calls behind it are made once per
+ * function instead of before every launch: the most dynamic shared memory beyond the default
+ * 48 KiB, clusters beyond 8 blocks, and how many clusters of its one configuration fit at
+ * once (functions are per device, so the answer is the device's). Open addressing on the
+ * function's address; entries are never removed (functions live as long as the process). A
+ * race makes a call twice, which is harmless; a full table only means it is made every time. */
 #define OPTED_SLOTS 256
 typedef struct {
     _Atomic(void *) fn;
     _Atomic unsigned shared;
+    _Atomic int wide_clusters;
+    _Atomic uint64_t fit; /* fit_key(...) | clusters that fit; 0 before it was asked */
 } opted_entry;
 static opted_entry opted[OPTED_SLOTS];
 
@@ -161,6 +164,26 @@ static aiter_aot_status opt_in_shared(void *fn, unsigned shared, aot_diag *d)
     return AITER_AOT_STATUS_OK;
 }
 
+/* Clusters beyond 8 blocks (Hopper allows 16) need the function's opt-in, once. */
+static aiter_aot_status opt_in_wide_clusters(void *fn, unsigned cluster, aot_diag *d)
+{
+    if (cluster <= 8) return AITER_AOT_STATUS_OK;
+    const opted_entry *seen = opted_entry_of(fn, 0);
+    if (seen == NULL || !atomic_load(&seen->wide_clusters)) {
+        CU_CHECK(cu.func_set_attribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+                 AITER_AOT_STATUS_LAUNCH_FAILED);
+        opted_entry *e = opted_entry_of(fn, 1);
+        if (e != NULL) atomic_store(&e->wide_clusters, 1);
+    }
+    return AITER_AOT_STATUS_OK;
+}
+
+/* The configuration a cached cluster count answers, in the bits above the count's 16. */
+static uint64_t fit_key(unsigned block, unsigned shared, unsigned cluster)
+{
+    return ((uint64_t)(block & 0xffff) << 48 | (uint64_t)(cluster & 0xff) << 40 | (uint64_t)(shared & 0xffffff) << 16);
+}
+
 static aiter_aot_status cuda_launch(void *fn, unsigned grid, unsigned block, unsigned shared, unsigned flags,
                                     void *stream, void *args, aot_diag *d)
 {
@@ -177,14 +200,13 @@ static aiter_aot_status cuda_launch(void *fn, unsigned grid, unsigned block, uns
     return AITER_AOT_STATUS_OK;
 }
 
-/* Clusters beyond 8 blocks (Hopper allows 16) need the function's opt-in; set with the shared
- * memory, which every cluster kernel here takes beyond the default. */
+/* Every cluster kernel here takes shared memory beyond the default: both opt-ins, then the
+ * launch's configuration. */
 static aiter_aot_status cluster_config(void *fn, unsigned grid, unsigned block, unsigned shared, unsigned cluster,
                                        void *stream, cu_launch_attr *attr, cu_launch_config *cfg, aot_diag *d)
 {
     AOT_FORWARD(opt_in_shared(fn, shared, d));
-    if (cluster > 8)
-        CU_CHECK(cu.func_set_attribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), AITER_AOT_STATUS_LAUNCH_FAILED);
+    AOT_FORWARD(opt_in_wide_clusters(fn, cluster, d));
     *attr = (cu_launch_attr){.id = CU_LAUNCH_ATTR_CLUSTER_DIMENSION, .value.cluster = {cluster, 1, 1}};
     *cfg = (cu_launch_config){{grid, 1, 1}, {block, 1, 1}, shared, stream, attr, 1};
     return AITER_AOT_STATUS_OK;
@@ -193,10 +215,18 @@ static aiter_aot_status cluster_config(void *fn, unsigned grid, unsigned block, 
 static aiter_aot_status cuda_clusters_that_fit(void *fn, unsigned block, unsigned shared, unsigned cluster, int *count,
                                                aot_diag *d)
 {
+    const uint64_t key = fit_key(block, shared, cluster);
+    opted_entry *e = opted_entry_of(fn, 0);
+    const uint64_t seen = e ? atomic_load(&e->fit) : 0;
+    if (seen != 0 && (seen & ~(uint64_t)0xffff) == key) {
+        *count = (int)(seen & 0xffff);
+        return AITER_AOT_STATUS_OK;
+    }
     cu_launch_attr attr;
     cu_launch_config cfg;
     AOT_FORWARD(cluster_config(fn, cluster, block, shared, cluster, NULL, &attr, &cfg, d));
     CU_CHECK(cu.max_active_clusters(count, fn, &cfg), AITER_AOT_STATUS_LAUNCH_FAILED);
+    if (*count > 0 && *count <= 0xffff && (e = opted_entry_of(fn, 1)) != NULL) atomic_store(&e->fit, key | (uint64_t)*count);
     return AITER_AOT_STATUS_OK;
 }
 
