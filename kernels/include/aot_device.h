@@ -74,7 +74,8 @@
  *                          of the group calls it; the kernel is bounded to one block an SM)
  *   aot_cluster_id(), aot_cluster_count()  the cluster's index in the grid, and their number
  *   AOT_GRID_CONSTANT      the kernel argument struct of such a kernel, read where it lies
- *   aot_frag_a_x2, aot_mma_bf16_x2  aot_frag_a and aot_mma_bf16 with k pairs packed in 32 bits
+ *   aot_frag_a_x2, aot_frag_b_cols_x2, aot_frag_b_rows_x2, aot_mma_bf16_x2  the same
+ *                          fragments and product with k pairs packed in 32 bits
  *
  * Matrix fragments (one wave computes C[MxN] += A[MxK] * B[KxN], fp32 accumulators, bf16 or
  * fp16 inputs given as their 16-bit patterns). A shape is a type S with enums M, N, K and A, B,
@@ -305,6 +306,26 @@ AOT_DEV void aot_frag_a_x2(S, const aot_u16 *t, int rows, int r0, int k0, int la
     aot_u16 x[S::A];
     aot_frag_a(S(), t, rows, r0, k0, lane, x);
     for (int i = 0; i < S::A / 2; i++) a[i] = x[2 * i] | (aot_u32)x[2 * i + 1] << 16;
+}
+template <class S, int NT>
+AOT_DEV void aot_frag_b_pack(const aot_u16 (&x)[NT][S::B], aot_u32 (&b)[NT][S::B / 2])
+{
+    for (int n = 0; n < NT; n++)
+        for (int i = 0; i < S::B / 2; i++) b[n][i] = x[n][2 * i] | (aot_u32)x[n][2 * i + 1] << 16;
+}
+template <class S, int NT>
+AOT_DEV void aot_frag_b_cols_x2(S, const aot_u16 *t, int rows, int k0, int c0, int lane, aot_u32 (&b)[NT][S::B / 2])
+{
+    aot_u16 x[NT][S::B];
+    aot_frag_b_cols<S, NT>(S(), t, rows, k0, c0, lane, x);
+    aot_frag_b_pack<S, NT>(x, b);
+}
+template <class S, int NT>
+AOT_DEV void aot_frag_b_rows_x2(S, const aot_u16 *t, int rows, int k0, int c0, int lane, aot_u32 (&b)[NT][S::B / 2])
+{
+    aot_u16 x[NT][S::B];
+    aot_frag_b_rows<S, NT>(S(), t, rows, k0, c0, lane, x);
+    aot_frag_b_pack<S, NT>(x, b);
 }
 template <class S>
 AOT_DEV void aot_mma_bf16_x2(S, float (&c)[S::C], const aot_u32 (&a)[S::A / 2], const aot_u32 (&b)[S::B / 2])

@@ -213,8 +213,9 @@ AOT_DEV void aot_frag_a(S, const unsigned short *t, int rows, int r0, int k0, in
     for (int j = 0; j < 4; j++) a[2 * j] = (unsigned short)x[j], a[2 * j + 1] = (unsigned short)(x[j] >> 16);
 }
 
+/* Packed B fragments: each ldmatrix gives two N tiles' registers as they are. */
 template <class S, int NT, bool BY_ROWS>
-AOT_DEV void aot_nv_frag_b(const unsigned short *t, int rows, int k0, int c0, int lane, unsigned short (&b)[NT][S::B])
+AOT_DEV void aot_nv_frag_b_x2(const unsigned short *t, int rows, int k0, int c0, int lane, unsigned (&b)[NT][S::B / 2])
 {
     aot_nv_check_shape<S>();
     static_assert(NT % 2 == 0, "ldmatrix B fragments: pairs of tiles");
@@ -224,10 +225,18 @@ AOT_DEV void aot_nv_frag_b(const unsigned short *t, int rows, int k0, int c0, in
         const int c = c0 + 8 * n + 8 * (m / 2);
         unsigned x[4];
         aot_nv_ldmatrix_x4(t + (BY_ROWS ? aot_swz(k + r, c, rows) : aot_swz(c + r, k, rows)), BY_ROWS, x);
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-            b[n + j / 2][2 * (j % 2)] = (unsigned short)x[j], b[n + j / 2][2 * (j % 2) + 1] = (unsigned short)(x[j] >> 16);
+        b[n][0] = x[0], b[n][1] = x[1], b[n + 1][0] = x[2], b[n + 1][1] = x[3];
     }
+}
+template <class S, int NT, bool BY_ROWS>
+AOT_DEV void aot_nv_frag_b(const unsigned short *t, int rows, int k0, int c0, int lane, unsigned short (&b)[NT][S::B])
+{
+    unsigned x[NT][S::B / 2];
+    aot_nv_frag_b_x2<S, NT, BY_ROWS>(t, rows, k0, c0, lane, x);
+#pragma unroll
+    for (int n = 0; n < NT; n++)
+#pragma unroll
+        for (int i = 0; i < S::B; i++) b[n][i] = (unsigned short)(x[n][i / 2] >> (16 * (i % 2)));
 }
 template <class S, int NT>
 AOT_DEV void aot_frag_b_cols(S, const unsigned short *t, int rows, int k0, int c0, int lane, unsigned short (&b)[NT][S::B])
@@ -409,6 +418,16 @@ AOT_DEV void aot_frag_a_x2(S, const unsigned short *t, int rows, int r0, int k0,
     aot_nv_check_shape<S>();
     const int m = lane / 8;
     aot_nv_ldmatrix_x4(t + aot_swz(r0 + 8 * (m % 2) + lane % 8, k0 + 8 * (m / 2), rows), false, a);
+}
+template <class S, int NT>
+AOT_DEV void aot_frag_b_cols_x2(S, const unsigned short *t, int rows, int k0, int c0, int lane, unsigned (&b)[NT][S::B / 2])
+{
+    aot_nv_frag_b_x2<S, NT, false>(t, rows, k0, c0, lane, b);
+}
+template <class S, int NT>
+AOT_DEV void aot_frag_b_rows_x2(S, const unsigned short *t, int rows, int k0, int c0, int lane, unsigned (&b)[NT][S::B / 2])
+{
+    aot_nv_frag_b_x2<S, NT, true>(t, rows, k0, c0, lane, b);
 }
 AOT_DEV void aot_mma_bf16_x2(aot_mma_m16n8k16, float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2])
 {

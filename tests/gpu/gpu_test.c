@@ -313,7 +313,10 @@ int main(int argc, char **argv)
                          {MHC_PRE_FULL, 1100, 7168, 0, 1, 0},
                          /* a partial last token block with the terms, and hidden 3072 (both took the one-pass
                           * kernel of commit 60bda2b, reverted) */
-                         {MHC_PRE_FULL, 1030, 4096, 0, 0, 0},       {MHC_PRE_FULL, 1500, 3072, 0, 0, 0}};
+                         {MHC_PRE_FULL, 1030, 4096, 0, 0, 0},       {MHC_PRE_FULL, 1500, 3072, 0, 0, 0},
+                         /* the one-pass kernel past a batch of post and comb (AOT_MHC_CL_BATCH tiles a
+                          * cluster: from 7169 tokens on 7 clusters), its last tile partial */
+                         {MHC_PRE_FULL, 8200, 4096, 0, 0, 0}};
     for (size_t i = 0; i < sizeof mextra / sizeof mextra[0]; i++) harness_mhc(&m, &mextra[i], seed++, &t);
     harness_mhc_bad_args(&m, &t);
     /* FMHA: every head-dim pair x hq/hk in {8/8, 32/8, 16/1} x causal, uneven lengths with q
