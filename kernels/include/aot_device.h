@@ -74,8 +74,8 @@
  *                          of the group calls it; the kernel is bounded to one block an SM)
  *   aot_cluster_id(), aot_cluster_count()  the cluster's index in the grid, and their number
  *   AOT_GRID_CONSTANT      the kernel argument struct of such a kernel, read where it lies
- *   aot_frag_a_x2, aot_frag_b_cols_x2, aot_frag_b_rows_x2, aot_mma_bf16_x2  the same
- *                          fragments and product with k pairs packed in 32 bits
+ *   aot_frag_a_x2, aot_frag_b_cols_x2, aot_mma_bf16_x2  aot_frag_a, aot_frag_b_cols and
+ *                          aot_mma_bf16 with k pairs packed in 32 bits
  *
  * Matrix fragments (one wave computes C[MxN] += A[MxK] * B[KxN], fp32 accumulators, bf16 or
  * fp16 inputs given as their 16-bit patterns). A shape is a type S with enums M, N, K and A, B,
@@ -318,13 +318,6 @@ AOT_DEV void aot_frag_b_cols_x2(S, const aot_u16 *t, int rows, int k0, int c0, i
 {
     aot_u16 x[NT][S::B];
     aot_frag_b_cols<S, NT>(S(), t, rows, k0, c0, lane, x);
-    aot_frag_b_pack<S, NT>(x, b);
-}
-template <class S, int NT>
-AOT_DEV void aot_frag_b_rows_x2(S, const aot_u16 *t, int rows, int k0, int c0, int lane, aot_u32 (&b)[NT][S::B / 2])
-{
-    aot_u16 x[NT][S::B];
-    aot_frag_b_rows<S, NT>(S(), t, rows, k0, c0, lane, x);
     aot_frag_b_pack<S, NT>(x, b);
 }
 template <class S>

@@ -424,11 +424,6 @@ AOT_DEV void aot_frag_b_cols_x2(S, const unsigned short *t, int rows, int k0, in
 {
     aot_nv_frag_b_x2<S, NT, false>(t, rows, k0, c0, lane, b);
 }
-template <class S, int NT>
-AOT_DEV void aot_frag_b_rows_x2(S, const unsigned short *t, int rows, int k0, int c0, int lane, unsigned (&b)[NT][S::B / 2])
-{
-    aot_nv_frag_b_x2<S, NT, true>(t, rows, k0, c0, lane, b);
-}
 AOT_DEV void aot_mma_bf16_x2(aot_mma_m16n8k16, float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2])
 {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"

@@ -580,13 +580,10 @@ AOT_EMU_ENTRY(mhc_head, aot_mhc_head_kargs)
  *   4-11   products  the slot times fn's terms, sum of squares; the 8 waves' sums
  *                    added, each token's record stored into its owner block      -> part[q]
  *   1      owner     block t owns token t of the tile: the 16 records added, pre
- *                    (as two bf16 terms) stored into every block of the cluster  -> cf[q]
- *                    post and comb (Sinkhorn, two tokens a lane) once a batch of
- *                    AOT_MHC_CL_BATCH tiles, since nothing waits for them (at
- *                    T = 4096 a cluster's 37 tiles are one batch, made at the end)
- *   12-15  mix       layer_input of the block's positions from the slot, a 64-
- *                    position panel a wave, on the matrix units              -> empty[q]
- *   2-3    idle
+ *                    stored into every block of the cluster                      -> cf[q]
+ *                    post and comb (Sinkhorn, a lane a token) once a batch of
+ *                    AOT_MHC_CL_BATCH tiles, since nothing waits for them
+ *   2-3, 12-15  mix  layer_input of the block's positions from the slot          -> empty[q]
  * A slot is reused only after its tile's mix, and that mix needed every block's records and
  * every owner's pre of the tile, so the records and pre of a slot's next tile never land
  * before its present one was read. */
@@ -595,13 +592,13 @@ constexpr int CL_B = AOT_MHC_CL_BLOCKS, CL_W = AOT_MHC_CL_W, CL_T = AOT_MHC_CL_T
 constexpr int CL_NS = AOT_MHC_CL_SLOTS, CL_RV = AOT_MHC_CL_RECORD, CL_ROWS = 4 * CL_T;
 constexpr int CL_PANEL = CL_ROWS * 64, CL_SLOT = CL_PANEL * (CL_W / 64); /* 16-bit elements */
 constexpr int CL_PW = 8, CL_KS = CL_W / 2 / 16;                           /* product waves, their k16 steps */
-constexpr int CL_MIX_WAVES = 4; /* one a 64-position panel */
+constexpr int CL_MIX_THREADS = 6 * 32;
 
 struct cl_shared {
     aot_u16 slot[CL_NS][CL_SLOT]; /* swizzled tiles (aot_swz): row = stream * 16 + token */
     float red[CL_PW][CL_T][CL_RV];
     float recv[CL_NS][CL_B][CL_RV];
-    aot_u32 terms[CL_NS][CL_T][4]; /* a token's pre, stream j: bf16(pre) | bf16(pre - bf16(pre)) << 16 */
+    float coef[CL_NS][CL_T][4];
     float zbuf[AOT_MHC_CL_BATCH][20]; /* the owner's comb logits and post, a batch's tokens */
     aot_mbar full[CL_NS], empty[CL_NS], part[CL_NS], cf[CL_NS];
 };
@@ -690,68 +687,52 @@ AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, in
     }
 }
 
-/* Sinkhorn of L tokens' 4x4 logits c[l] in one lane, the math of sinkhorn() above; the tokens'
- * chains are independent, so each step of one overlaps the others' latency. */
-template <int L>
-AOT_DEV void cl_sinkhorn(float (&c)[L][16], int iters, float eps)
+/* Sinkhorn of one token's 4x4 logits c in one lane: the math of sinkhorn() above. */
+AOT_DEV void cl_sinkhorn(float (&c)[16], int iters, float eps)
 {
 #pragma unroll
-    for (int l = 0; l < L; l++)
+    for (int i = 0; i < 4; i++) {
+        const float m = aot_fmaxf(aot_fmaxf(c[4 * i], c[4 * i + 1]), aot_fmaxf(c[4 * i + 2], c[4 * i + 3]));
+        float sum = 0.0f;
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            float *row = c[l] + 4 * i;
-            const float m = aot_fmaxf(aot_fmaxf(row[0], row[1]), aot_fmaxf(row[2], row[3]));
-            float sum = 0.0f;
+        for (int k = 0; k < 4; k++) c[4 * i + k] = aot_exp_fast(c[4 * i + k] - m), sum += c[4 * i + k];
+        const float inv = aot_rcp_fast(sum);
 #pragma unroll
-            for (int k = 0; k < 4; k++) row[k] = aot_exp_fast(row[k] - m), sum += row[k];
-            const float inv = aot_rcp_fast(sum);
-#pragma unroll
-            for (int k = 0; k < 4; k++) row[k] = row[k] * inv + eps;
-        }
+        for (int k = 0; k < 4; k++) c[4 * i + k] = c[4 * i + k] * inv + eps;
+    }
     for (int it = 0; it < iters; it++) {
         if (it > 0)
 #pragma unroll
-            for (int l = 0; l < L; l++)
+            for (int i = 0; i < 4; i++) {
+                const float inv = aot_rcp_fast(c[4 * i] + c[4 * i + 1] + c[4 * i + 2] + c[4 * i + 3] + eps);
 #pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    float *row = c[l] + 4 * i;
-                    const float inv = aot_rcp_fast(row[0] + row[1] + row[2] + row[3] + eps);
-#pragma unroll
-                    for (int k = 0; k < 4; k++) row[k] *= inv;
-                }
-#pragma unroll
-        for (int l = 0; l < L; l++)
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                const float inv = aot_rcp_fast(c[l][k] + c[l][4 + k] + c[l][8 + k] + c[l][12 + k] + eps);
-#pragma unroll
-                for (int i = 0; i < 4; i++) c[l][4 * i + k] *= inv;
+                for (int k = 0; k < 4; k++) c[4 * i + k] *= inv;
             }
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const float inv = aot_rcp_fast(c[k] + c[4 + k] + c[8 + k] + c[12 + k] + eps);
+#pragma unroll
+            for (int i = 0; i < 4; i++) c[4 * i + k] *= inv;
+        }
     }
 }
 
-/* post and comb of the owner's n buffered tokens, the first of tile `first`: token b of the
- * batch in lane b % AOT_WAVE. */
+/* post and comb of the owner's n buffered tokens, the first of tile `first`: a lane each. */
 AOT_DEV void cl_finish(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int first, int n)
 {
-    constexpr int L = AOT_MHC_CL_BATCH / AOT_WAVE;
     const int lane = aot_lane();
     aot_sync_wave();
-    float c[L][16];
+    if (lane < n) {
+        const aot_i64 t = (aot_i64)(first + lane * aot_cluster_count()) * CL_T + r;
+        float c[16];
 #pragma unroll
-    for (int l = 0; l < L; l++)
+        for (int e = 0; e < 16; e++) c[e] = s.zbuf[lane][e];
+        cl_sinkhorn(c, a.sinkhorn_iters, a.sinkhorn_eps);
+        if (t < a.tokens) {
 #pragma unroll
-        for (int e = 0; e < 16; e++) c[l][e] = s.zbuf[l * AOT_WAVE + lane][e];
-    cl_sinkhorn<L>(c, a.sinkhorn_iters, a.sinkhorn_eps);
+            for (int e = 0; e < 16; e++) a.comb[t * 16 + e] = c[e];
 #pragma unroll
-    for (int l = 0; l < L; l++) {
-        const int b = l * AOT_WAVE + lane;
-        const aot_i64 t = (aot_i64)(first + b * aot_cluster_count()) * CL_T + r;
-        if (b < n && t < a.tokens) {
-#pragma unroll
-            for (int e = 0; e < 16; e++) a.comb[t * 16 + e] = c[l][e];
-#pragma unroll
-            for (int k = 0; k < 4; k++) a.post[t * 4 + k] = s.zbuf[b][16 + k];
+            for (int k = 0; k < 4; k++) a.post[t * 4 + k] = s.zbuf[lane][16 + k];
         }
     }
     aot_sync_wave();
@@ -772,11 +753,10 @@ AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
         const int e = lane < AOT_MHC_MIX ? lane : 0, part = e / N_ < 2 ? e / N_ : 2;
         const float z = v * rms * a.scale[part] + a.base[e];
         const float sig = aot_sigmoid(z), pre = sig + a.pre_eps;
-        const aot_u32 hi = aot_pack2_16(pre, 0.0f, 0), terms = aot_pack2_16(pre, pre - lo_f32(hi), 0);
         unsigned p[4];
 #pragma unroll
-        for (int k = 0; k < 4; k++) p[k] = (unsigned)aot_shfl_i32((int)terms, k);
-        if (lane < CL_B) aot_store_remote(&s.terms[q][r][0], &s.cf[q], lane, p);
+        for (int k = 0; k < 4; k++) p[k] = aot_bits_from_f32(aot_shfl_f32(pre, k));
+        if (lane < CL_B) aot_store_remote(&s.coef[q][r][0], &s.cf[q], lane, p);
         if (lane >= 2 * N_ && lane < AOT_MHC_MIX) s.zbuf[n][lane - 2 * N_] = z;
         if (lane >= N_ && lane < 2 * N_) s.zbuf[n][16 + lane - N_] = sig * a.post_mult;
         if (++n == AOT_MHC_CL_BATCH) cl_finish(a, s, r, first, n), n = 0, first = tile + aot_cluster_count();
@@ -784,72 +764,40 @@ AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
     if (n) cl_finish(a, s, r, first, n);
 }
 
-/* The mix as products: layer_input[t][h] = sum_j pre[t][j] x[j][t][h] is A B, with B the slot
- * (k = row = stream * 16 + token, columns the positions) and A diagonal in each stream's
- * k-step: A[t][j 16 + t] = pre[t][j]. pre enters as its two bf16 terms (16 bits of mantissa,
- * 4e-6 of a term at most), so the matrix units do the unpacking and the products that took
- * the mix's waves about 4 times the instructions when they did them one by one in fp32.
- * A lane's A registers are its rows' terms masked to the elements on the diagonal; `diag`
- * (a mask a register, the same every tile) says which. */
-AOT_DEV void cl_diag_masks(int lane, aot_u32 (&diag)[4])
-{
-    typedef aot_mma_m16n8k16 S;
-#pragma unroll
-    for (int p = 0; p < S::A / 2; p++)
-        diag[p] = (S::a_row(lane, 2 * p) == S::a_k(lane, 2 * p) ? 0x0000ffffu : 0u) |
-                  (S::a_row(lane, 2 * p + 1) == S::a_k(lane, 2 * p + 1) ? 0xffff0000u : 0u);
-}
+/* Thread m of the mix (0 .. CL_MIX_THREADS - 1) takes 8 positions of one token, for every
+ * m + k CL_MIX_THREADS; its loads all first. Positions stay in pairs, one 32-bit word each:
+ * one instruction unpacks a value and one rounds two (built 16 bits at a time, the mix took
+ * twice the instructions, and nvcc split its 16-byte store into 8). */
 
-/* 32 positions of the panel's 64 for the tile's tokens, into c (NT tiles of S::N). */
-template <int NT>
-AOT_DEV void cl_mix_products(cl_shared &s, int q, int c0, const aot_u32 (&diag)[4], float (&c)[NT][aot_mma_m16n8k16::C])
+AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int m)
 {
-    typedef aot_mma_m16n8k16 S;
-    const int lane = aot_lane();
-#pragma unroll
-    for (int j = 0; j < N_; j++) {
-        aot_u32 b[NT][S::B / 2], hi[S::A / 2], lo[S::A / 2];
-        aot_frag_b_rows_x2<S, NT>(S(), s.slot[q], CL_ROWS, j * CL_T, c0, lane, b);
-#pragma unroll
-        for (int p = 0; p < S::A / 2; p++) {
-            const aot_u32 w = s.terms[q][S::a_row(lane, 2 * p)][j];
-            hi[p] = ((w & 0xffffu) | w << 16) & diag[p], lo[p] = ((w >> 16) | (w & 0xffff0000u)) & diag[p];
-        }
-#pragma unroll
-        for (int n = 0; n < NT; n++) aot_mma_bf16_x2(S(), c[n], hi, b[n]), aot_mma_bf16_x2(S(), c[n], lo, b[n]);
-    }
-}
-
-/* Mix wave mw makes panel mw (64 positions) of the block's, in two halves for registers. */
-AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int mw)
-{
-    typedef aot_mma_m16n8k16 S;
-    constexpr int NT = 32 / S::N;
-    const int lane = aot_lane();
-    aot_u32 diag[S::A / 2];
-    cl_diag_masks(lane, diag);
+    constexpr int UNITS = CL_T * CL_W / 8, PER = (UNITS + CL_MIX_THREADS - 1) / CL_MIX_THREADS;
     CL_TILES(it, tile) {
-        const int q = it % CL_NS;
-        if (mw == 0 && lane == 0) aot_mbar_expect(&s.cf[q], CL_T * 16);
+        const int q = it % CL_NS, n = (a.tokens - tile * CL_T < CL_T ? a.tokens - tile * CL_T : CL_T) * (CL_W / 8);
+        if (m == 0) aot_mbar_expect(&s.cf[q], CL_T * 16);
         aot_mbar_wait(&s.cf[q], it / CL_NS & 1);
-#pragma unroll 1
-        for (int half = 0; half < 2; half++) {
-            float c[NT][S::C] = {};
-            cl_mix_products<NT>(s, q, mw * 64 + half * 32, diag, c);
-            if (half == 1) {
-                aot_sync_wave(); /* the wave's reads of the slot are done */
-                if (lane == 0) aot_mbar_arrive(&s.empty[q]);
-            }
-            /* elements i, i + 1 of a C fragment are neighbours in a row (mma.sync, and the
-             * emulator's wave of 32) */
+        aot_u32x4 x[PER][N_];
 #pragma unroll
-            for (int n = 0; n < NT; n++)
+        for (int k = 0; k < PER; k++) {
+            const int u = m + k * CL_MIX_THREADS < n ? m + k * CL_MIX_THREADS : n - 1, t = u / (CL_W / 8), h = u % (CL_W / 8) * 8;
 #pragma unroll
-                for (int i = 0; i < S::C; i += 2) {
-                    const int t = tile * CL_T + S::c_row(lane, i), h = r * CL_W + mw * 64 + half * 32 + n * S::N + S::c_col(lane, i);
-                    if (t < a.tokens) *(aot_u32 *)(a.layer_input + (aot_i64)t * AOT_MHC_CL_HIDDEN + h) = aot_pack2_16(c[n][i], c[n][i + 1], 0);
-                }
+            for (int jj = 0; jj < N_; jj++) x[k][jj] = aot_load_u32x4((const aot_u32 *)(s.slot[q] + aot_swz(jj * CL_T + t, h, CL_ROWS)));
         }
+#pragma unroll
+        for (int k = 0; k < PER; k++) {
+            const int u = m + k * CL_MIX_THREADS, t = u / (CL_W / 8), h = u % (CL_W / 8) * 8;
+            const float *p = s.coef[q][t < CL_T ? t : CL_T - 1];
+            aot_u32x4 o;
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const float lo = p[0] * lo_f32(x[k][0].v[i]) + p[1] * lo_f32(x[k][1].v[i]) + p[2] * lo_f32(x[k][2].v[i]) + p[3] * lo_f32(x[k][3].v[i]);
+                const float hi = p[0] * hi_f32(x[k][0].v[i]) + p[1] * hi_f32(x[k][1].v[i]) + p[2] * hi_f32(x[k][2].v[i]) + p[3] * hi_f32(x[k][3].v[i]);
+                o.v[i] = aot_pack2_16(lo, hi, 0);
+            }
+            if (u < n) aot_store_u32x4((aot_u32 *)(a.layer_input + ((aot_i64)tile * CL_T + t) * AOT_MHC_CL_HIDDEN + r * CL_W + h), o);
+        }
+        aot_sync_named(2, CL_MIX_THREADS);
+        if (m == 0) aot_mbar_arrive(&s.empty[q]);
     }
 }
 
@@ -860,7 +808,7 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_MHC_CL_THREADS, 1) void mhc_pre_cluster(AOT
     const int r = aot_cluster_rank(), wave = aot_thread_x() / 32;
     if (aot_thread_x() == 0)
         for (int q = 0; q < CL_NS; q++)
-            aot_mbar_init(&s.full[q], 1), aot_mbar_init(&s.empty[q], CL_MIX_WAVES), aot_mbar_init(&s.part[q], 1), aot_mbar_init(&s.cf[q], 1);
+            aot_mbar_init(&s.full[q], 1), aot_mbar_init(&s.empty[q], 1), aot_mbar_init(&s.part[q], 1), aot_mbar_init(&s.cf[q], 1);
     aot_cluster_sync();
     if (wave >= 4 && wave < 12) { /* warp groups 1 and 2 hold fn */
         aot_regs_raise<176>();
@@ -869,7 +817,7 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_MHC_CL_THREADS, 1) void mhc_pre_cluster(AOT
         aot_regs_lower<80>();
         if (wave == 0) cl_producer(a, s, r);
         else if (wave == 1) cl_owner(a, s, r);
-        else if (wave >= 12) cl_mix(a, s, r, wave - 12);
+        else cl_mix(a, s, r, wave < 4 ? aot_thread_x() - 64 : aot_thread_x() - 320);
     }
     aot_cluster_sync(); /* no block leaves while another may still store into its shared memory */
 }

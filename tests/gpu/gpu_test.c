@@ -314,8 +314,8 @@ int main(int argc, char **argv)
                          /* a partial last token block with the terms, and hidden 3072 (both took the one-pass
                           * kernel of commit 60bda2b, reverted) */
                          {MHC_PRE_FULL, 1030, 4096, 0, 0, 0},       {MHC_PRE_FULL, 1500, 3072, 0, 0, 0},
-                         /* the one-pass kernel past a batch of post and comb (AOT_MHC_CL_BATCH tiles a
-                          * cluster: from 7169 tokens on 7 clusters), its last tile partial */
+                         /* the one-pass kernel with 73 tiles a cluster on 7 clusters (past two batches
+                          * of post and comb, AOT_MHC_CL_BATCH tiles each), its last tile partial */
                          {MHC_PRE_FULL, 8200, 4096, 0, 0, 0}};
     for (size_t i = 0; i < sizeof mextra / sizeof mextra[0]; i++) harness_mhc(&m, &mextra[i], seed++, &t);
     harness_mhc_bad_args(&m, &t);
