@@ -67,9 +67,6 @@
  *                          c2) into dst, a 64-column panel of a swizzled tile (aot_swz) whose
  *                          rows are the box's, c1 fastest (1024-byte aligned); elements outside
  *                          the tensor arrive as zeros; completes the box's bytes on b
- *   aot_prefetch_tile(map, c0, c1, c2)  a hint: the box aot_copy_tile would copy from there
- *                          is fetched into the device's cache (L2), so that its copy, issued
- *                          later, waits less; boxes outside the tensor are fine
  *   aot_store_remote(p, b, rank, v)  unsigned v[4] to p in block rank's shared memory,
  *                          completing 16 bytes on that block's b
  *   aot_sync_named(id, n)  barrier for the n threads (whole waves) that call it with id 1..15

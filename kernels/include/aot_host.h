@@ -92,8 +92,6 @@ AOT_DEV void aot_copy_tile(unsigned short *dst, const void *map, int c0, int c1,
             }
     aot_emu_mbar_complete(b, (int)(64 * m.box[1] * m.box[2] * 2));
 }
-/* A hint with no effect on values; the emulator has no cache to warm. */
-AOT_DEV void aot_prefetch_tile(const void *, int, int, int) {}
 AOT_DEV void aot_store_remote(void *p, aot_mbar *b, int rank, const unsigned (&v)[4])
 {
     memcpy(emu_cluster_map(p, rank), v, 16);

@@ -386,10 +386,6 @@ AOT_DEV void aot_copy_tile(unsigned short *dst, const void *map, int c0, int c1,
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
                  ::"r"(aot_nv_smem(dst)), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(aot_nv_smem(b)) : "memory");
 }
-AOT_DEV void aot_prefetch_tile(const void *map, int c0, int c1, int c2)
-{
-    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];" ::"l"(map), "r"(c0), "r"(c1), "r"(c2) : "memory");
-}
 AOT_DEV void aot_store_remote(void *p, aot_mbar *b, int rank, const unsigned (&v)[4])
 {
     asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"

@@ -592,7 +592,7 @@ constexpr int CL_B = AOT_MHC_CL_BLOCKS, CL_W = AOT_MHC_CL_W, CL_T = AOT_MHC_CL_T
 constexpr int CL_NS = AOT_MHC_CL_SLOTS, CL_RV = AOT_MHC_CL_RECORD, CL_ROWS = 4 * CL_T;
 constexpr int CL_PANEL = CL_ROWS * 64, CL_SLOT = CL_PANEL * (CL_W / 64); /* 16-bit elements */
 constexpr int CL_PW = 8, CL_KS = CL_W / 2 / 16;                           /* product waves, their k16 steps */
-constexpr int CL_MIX_THREADS = 6 * 32, CL_AHEAD = CL_NS;
+constexpr int CL_MIX_THREADS = 6 * 32;
 
 struct cl_shared {
     aot_u16 slot[CL_NS][CL_SLOT]; /* swizzled tiles (aot_swz): row = stream * 16 + token */
@@ -608,20 +608,15 @@ static_assert(sizeof(cl_shared) + 1024 <= AOT_MHC_CL_SHARED, "AOT_MHC_CL_SHARED 
  * barriers are in phase it / CL_NS. */
 #define CL_TILES(it, tile) for (int it = 0, tile = aot_cluster_id(); tile * CL_T < a.tokens; it++, tile += aot_cluster_count())
 
-/* A slot is taken from its copy until its tile's mix is done, which waits for every block of
- * the cluster; the tile CL_AHEAD on is fetched into L2 as a tile is copied, so that its copy
- * waits for L2 rather than DRAM and the slot is held that much less. */
 AOT_DEV void cl_producer(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
 {
     if (aot_lane() != 0) return;
     CL_TILES(it, tile) {
-        const int q = it % CL_NS, ahead = tile + CL_AHEAD * aot_cluster_count();
+        const int q = it % CL_NS;
         if (it >= CL_NS) aot_mbar_wait(&s.empty[q], (it / CL_NS - 1) & 1);
         aot_mbar_expect(&s.full[q], CL_SLOT * 2);
-        for (int p = 0; p < CL_W / 64; p++) {
+        for (int p = 0; p < CL_W / 64; p++)
             aot_copy_tile(s.slot[q] + p * CL_PANEL, &a.residual, r * CL_W + 64 * p, tile * CL_T, 0, &s.full[q]);
-            if (ahead * CL_T < a.tokens) aot_prefetch_tile(&a.residual, r * CL_W + 64 * p, ahead * CL_T, 0);
-        }
     }
 }
 
