@@ -146,6 +146,12 @@ struct __attribute__((aligned(16))) aot_u32x4 {
 };
 AOT_DEV aot_u32x4 aot_load_u32x4(const aot_u32 *p) { return *(const aot_u32x4 *)p; }
 AOT_DEV void aot_store_u32x4(aot_u32 *p, const aot_u32x4 &x) { *(aot_u32x4 *)p = x; }
+/* Two fp32 as one 8-byte access (8-byte aligned). */
+struct __attribute__((aligned(8))) aot_f32x2 {
+    float v[2];
+};
+AOT_DEV aot_f32x2 aot_load_f32x2(const float *p) { return *(const aot_f32x2 *)p; }
+AOT_DEV void aot_store_f32x2(float *p, float x, float y) { *(aot_f32x2 *)p = aot_f32x2{{x, y}}; }
 
 /* Two 16-bit values as one 4-byte access (4-byte aligned), the lower index in the low half.
  * Every shape's fragments hold k in pairs (elements 2i and 2i+1: same row, k and k+1, k even),

@@ -620,12 +620,12 @@ AOT_DEV void cl_producer(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
     }
 }
 
-/* fn's two terms at one k pair: hi = bf16(x), lo = bf16(x - hi). */
+/* fn's two terms at one k pair (8-byte aligned: k is even): hi = bf16(x), lo = bf16(x - hi). */
 AOT_DEV void cl_fn_terms(const float *p, aot_u32 &hi, aot_u32 &lo)
 {
-    const float x = p[0], y = p[1];
-    hi = aot_pack2_16(x, y, 0);
-    lo = aot_pack2_16(x - lo_f32(hi), y - hi_f32(hi), 0);
+    const aot_f32x2 x = aot_load_f32x2(p);
+    hi = aot_pack2_16(x.v[0], x.v[1], 0);
+    lo = aot_pack2_16(x.v[0] - lo_f32(hi), x.v[1] - hi_f32(hi), 0);
 }
 
 /* Product wave w: stream w / 2, positions (w % 2) W / 2 .. + W / 2 of the block's. The sums of
@@ -662,9 +662,10 @@ AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, in
             aot_mma_bf16_x2(S(), gram[0], x, xt[0]), aot_mma_bf16_x2(S(), gram[1], x, xt[1]);
         }
 #pragma unroll
-        for (int n = 0; n < 3; n++)
+        for (int n = 0; n < 3; n++) /* C elements i, i + 1: a row's neighbours (mma.sync) */
 #pragma unroll
-            for (int i = 0; i < S::C; i++) s.red[w][S::c_row(lane, i)][n * S::N + S::c_col(lane, i)] = acc[n][i] + acl[n][i];
+            for (int i = 0; i < S::C; i += 2)
+                aot_store_f32x2(&s.red[w][S::c_row(lane, i)][n * S::N + S::c_col(lane, i)], acc[n][i] + acl[n][i], acc[n][i + 1] + acl[n][i + 1]);
 #pragma unroll
         for (int n = 0; n < 2; n++)
 #pragma unroll
@@ -673,14 +674,16 @@ AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, in
         aot_sync_named(1, CL_PW * 32);
         if (mt < CL_T * CL_RV / 4) { /* four values of one token's record */
             const int t = mt / (CL_RV / 4), c = mt % (CL_RV / 4) * 4;
+            float sum[4] = {};
+#pragma unroll
+            for (int ww = 0; ww < CL_PW; ww++) { /* 16-byte loads: the other waves wait for these sums */
+                const aot_u32x4 x = aot_load_u32x4((const aot_u32 *)&s.red[ww][t][c]);
+#pragma unroll
+                for (int i = 0; i < 4; i++) sum[i] += aot_f32_from_bits(x.v[i]);
+            }
             unsigned v[4];
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
-                float sum = 0.0f;
-#pragma unroll
-                for (int ww = 0; ww < CL_PW; ww++) sum += s.red[ww][t][c + i];
-                v[i] = aot_bits_from_f32(sum);
-            }
+            for (int i = 0; i < 4; i++) v[i] = aot_bits_from_f32(sum[i]);
             aot_store_remote(&s.recv[q][r][c], &s.part[q], t, v);
         }
         aot_sync_named(1, CL_PW * 32); /* red is read before the next tile writes it */

@@ -55,7 +55,8 @@ enum { MHC_PRE_FULL, MHC_GEMM_THEN_PRE, MHC_POST, MHC_FUSED, MHC_HEAD };
 typedef struct {
     int op, tokens, hidden;
     int norm, broadcast;  /* pre variants */
-    int splits;           /* MHC_GEMM_THEN_PRE and MHC_FUSED */
+    int splits;           /* MHC_GEMM_THEN_PRE and MHC_FUSED; MHC_PRE_FULL: fn this many floats
+                           * into its buffer (1: only 4-byte aligned) */
 } mhc_case;
 void harness_mhc(const harness_mem *m, const mhc_case *c, uint64_t seed, harness_tally *t);
 void harness_mhc_bad_args(const harness_mem *m, harness_tally *t);

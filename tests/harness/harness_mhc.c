@@ -176,6 +176,14 @@ static int run_pre(const harness_mem *m, const mhc_case *c, const pre_inputs *in
     const long K = (long)in->streams * C;
     dbufs b = {m, {0}, 0, 1};
     const void *d_x = dput(&b, in->xb, (size_t)T * K * 2), *d_fn = dput(&b, in->fn, (size_t)24 * K * 4);
+    const int fn_at = c->op == MHC_PRE_FULL ? c->splits : 0;
+    float *fn_moved = fn_at ? calloc((size_t)24 * K + fn_at, 4) : NULL;
+    if (fn_at && fn_moved == NULL) b.ok = 0;
+    if (fn_moved) { /* the same fn further into its buffer */
+        memcpy(fn_moved + fn_at, in->fn, (size_t)24 * K * 4);
+        d_fn = (const float *)dput(&b, fn_moved, ((size_t)24 * K + fn_at) * 4) + fn_at;
+        free(fn_moved);
+    }
     const void *d_scale = dput(&b, in->scale, 12), *d_base = dput(&b, in->base, 96);
     const void *d_w = in->norm ? dput(&b, in->wb, (size_t)C * 2) : NULL;
     void *d_post = dput(&b, NULL, (size_t)T * 16), *d_comb = dput(&b, NULL, (size_t)T * 64), *d_li = dput(&b, NULL, (size_t)T * C * 2);
@@ -336,6 +344,7 @@ void harness_mhc(const harness_mem *m, const mhc_case *c, uint64_t seed, harness
     snprintf(what, sizeof what, "mhc_%s T=%d C=%d%s%s", names[c->op], c->tokens, c->hidden, c->norm ? " norm" : "",
              c->broadcast ? " broadcast" : "");
     if (c->op == MHC_GEMM_THEN_PRE || c->op == MHC_FUSED) snprintf(what + strlen(what), sizeof what - strlen(what), " S=%d", c->splits);
+    if (c->op == MHC_PRE_FULL && c->splits) snprintf(what + strlen(what), sizeof what - strlen(what), " fn+%d", c->splits);
     ref_rng r;
     ref_seed(&r, seed);
     int ok = c->op <= MHC_GEMM_THEN_PRE ? case_pre(m, c, &r, why, sizeof why)
