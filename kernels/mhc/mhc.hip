@@ -581,9 +581,12 @@ AOT_EMU_ENTRY(mhc_head, aot_mhc_head_kargs)
  *                    added, each token's record stored into its owner block      -> part[q]
  *   1      owner     block t owns token t of the tile: the 16 records added, pre
  *                    stored into every block of the cluster                      -> cf[q]
- *                    post and comb (Sinkhorn, a lane a token) once a batch of
- *                    AOT_MHC_CL_BATCH tiles, since nothing waits for them
- *   2-3, 12-15  mix  layer_input of the block's positions from the slot          -> empty[q]
+ *                    the token's comb logits and post into a batch buffer       -> zfull[b]
+ *   2      finisher  post and comb (Sinkhorn, a lane a token) of a batch of
+ *                    AOT_MHC_CL_BATCH tiles, since nothing waits for them       -> zempty[b]
+ *   12-15  mix       layer_input of the block's positions from the slot          -> empty[q]
+ *   3      idle      (the mix on six waves, 2-3 and 12-15, two of them sharing a
+ *                    scheduler with two product waves, measured no faster)
  * A slot is reused only after its tile's mix, and that mix needed every block's records and
  * every owner's pre of the tile, so the records and pre of a slot's next tile never land
  * before its present one was read. */
@@ -592,15 +595,15 @@ constexpr int CL_B = AOT_MHC_CL_BLOCKS, CL_W = AOT_MHC_CL_W, CL_T = AOT_MHC_CL_T
 constexpr int CL_NS = AOT_MHC_CL_SLOTS, CL_RV = AOT_MHC_CL_RECORD, CL_ROWS = 4 * CL_T;
 constexpr int CL_PANEL = CL_ROWS * 64, CL_SLOT = CL_PANEL * (CL_W / 64); /* 16-bit elements */
 constexpr int CL_PW = 8, CL_KS = CL_W / 2 / 16;                           /* product waves, their k16 steps */
-constexpr int CL_MIX_THREADS = 6 * 32;
+constexpr int CL_MIX_THREADS = 4 * 32;
 
 struct cl_shared {
     aot_u16 slot[CL_NS][CL_SLOT]; /* swizzled tiles (aot_swz): row = stream * 16 + token */
     float red[CL_PW][CL_T][CL_RV];
     float recv[CL_NS][CL_B][CL_RV];
     float coef[CL_NS][CL_T][4];
-    float zbuf[AOT_MHC_CL_BATCH][20]; /* the owner's comb logits and post, a batch's tokens */
-    aot_mbar full[CL_NS], empty[CL_NS], part[CL_NS], cf[CL_NS];
+    float zbuf[2][AOT_MHC_CL_BATCH][20]; /* the owner's comb logits and post, a batch's tokens */
+    aot_mbar full[CL_NS], empty[CL_NS], part[CL_NS], cf[CL_NS], zfull[2], zempty[2];
 };
 static_assert(sizeof(cl_shared) + 1024 <= AOT_MHC_CL_SHARED, "AOT_MHC_CL_SHARED is the layout's size");
 
@@ -720,38 +723,51 @@ AOT_DEV void cl_sinkhorn(float (&c)[16], int iters, float eps)
     }
 }
 
-/* post and comb of the owner's n buffered tokens, the first of tile `first`: a lane each. */
-AOT_DEV void cl_finish(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int first, int n)
+/* post and comb of a batch's n tokens from z, the first of tile `first`: a lane each. */
+AOT_DEV void cl_finish(const aot_mhc_cluster_kargs &a, const float (*z)[20], int r, int first, int n)
 {
     const int lane = aot_lane();
-    aot_sync_wave();
     if (lane < n) {
         const aot_i64 t = (aot_i64)(first + lane * aot_cluster_count()) * CL_T + r;
         float c[16];
 #pragma unroll
-        for (int e = 0; e < 16; e++) c[e] = s.zbuf[lane][e];
+        for (int e = 0; e < 16; e++) c[e] = z[lane][e];
         cl_sinkhorn(c, a.sinkhorn_iters, a.sinkhorn_eps);
         if (t < a.tokens) {
 #pragma unroll
             for (int e = 0; e < 16; e++) a.comb[t * 16 + e] = c[e];
 #pragma unroll
-            for (int k = 0; k < 4; k++) a.post[t * 4 + k] = s.zbuf[lane][16 + k];
+            for (int k = 0; k < 4; k++) a.post[t * 4 + k] = z[lane][16 + k];
         }
     }
-    aot_sync_wave();
+}
+
+/* The owner's batches of post and comb, in the other of two buffers while the owner fills one:
+ * a Sinkhorn of 20 steps a lane is about a tile's time, which the owner, whom every mix waits
+ * for, does not lose. */
+AOT_DEV void cl_finisher(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
+{
+    const int cid = aot_cluster_id(), count = aot_cluster_count(), tiles = (a.tokens + CL_T - 1) / CL_T;
+    const int mine = (tiles - cid + count - 1) / count; /* the cluster's tiles (CL_TILES) */
+    for (int b = 0; b * AOT_MHC_CL_BATCH < mine; b++) {
+        const int n = mine - b * AOT_MHC_CL_BATCH < AOT_MHC_CL_BATCH ? mine - b * AOT_MHC_CL_BATCH : AOT_MHC_CL_BATCH;
+        aot_mbar_wait(&s.zfull[b % 2], b / 2 & 1);
+        cl_finish(a, s.zbuf[b % 2], r, cid + b * AOT_MHC_CL_BATCH * count, n);
+        aot_mbar_arrive(&s.zempty[b % 2]); /* every lane, after its reads */
+    }
 }
 
 AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
 {
     const int lane = aot_lane();
-    int n = 0, first = aot_cluster_id();
+    int n = 0, b = 0; /* tokens in batch b */
     CL_TILES(it, tile) {
         const int q = it % CL_NS;
         if (lane == 0) aot_mbar_expect(&s.part[q], CL_B * CL_RV * 4);
         aot_mbar_wait(&s.part[q], it / CL_NS & 1);
         float v = 0.0f;
         if (lane <= AOT_MHC_MIX)
-            for (int b = 0; b < CL_B; b++) v += s.recv[q][b][lane];
+            for (int k = 0; k < CL_B; k++) v += s.recv[q][k][lane];
         const float rms = aot_rsqrt_fast(aot_shfl_f32(v, AOT_MHC_MIX) / (4.0f * AOT_MHC_CL_HIDDEN) + a.rms_eps);
         const int e = lane < AOT_MHC_MIX ? lane : 0, part = e / N_ < 2 ? e / N_ : 2;
         const float z = v * rms * a.scale[part] + a.base[e];
@@ -760,44 +776,50 @@ AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
 #pragma unroll
         for (int k = 0; k < 4; k++) p[k] = aot_bits_from_f32(aot_shfl_f32(pre, k));
         if (lane < CL_B) aot_store_remote(&s.coef[q][r][0], &s.cf[q], lane, p);
-        if (lane >= 2 * N_ && lane < AOT_MHC_MIX) s.zbuf[n][lane - 2 * N_] = z;
-        if (lane >= N_ && lane < 2 * N_) s.zbuf[n][16 + lane - N_] = sig * a.post_mult;
-        if (++n == AOT_MHC_CL_BATCH) cl_finish(a, s, r, first, n), n = 0, first = tile + aot_cluster_count();
+        if (n == 0 && b >= 2) aot_mbar_wait(&s.zempty[b % 2], (b / 2 - 1) & 1);
+        if (lane >= 2 * N_ && lane < AOT_MHC_MIX) s.zbuf[b % 2][n][lane - 2 * N_] = z;
+        if (lane >= N_ && lane < 2 * N_) s.zbuf[b % 2][n][16 + lane - N_] = sig * a.post_mult;
+        if (++n == AOT_MHC_CL_BATCH) aot_mbar_arrive(&s.zfull[b % 2]), n = 0, b++; /* every lane, after its writes */
     }
-    if (n) cl_finish(a, s, r, first, n);
+    if (n) aot_mbar_arrive(&s.zfull[b % 2]);
 }
 
 /* Thread m of the mix (0 .. CL_MIX_THREADS - 1) takes 8 positions of one token, for every
- * m + k CL_MIX_THREADS; its loads all first. Positions stay in pairs, one 32-bit word each:
+ * m + k CL_MIX_THREADS, ROUND of them at a time with their loads first (as many as its
+ * registers hold). Positions stay in pairs, one 32-bit word each:
  * one instruction unpacks a value and one rounds two (built 16 bits at a time, the mix took
  * twice the instructions, and nvcc split its 16-byte store into 8). */
 
 AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int m)
 {
-    constexpr int UNITS = CL_T * CL_W / 8, PER = (UNITS + CL_MIX_THREADS - 1) / CL_MIX_THREADS;
+    constexpr int UNITS = CL_T * CL_W / 8, PER = (UNITS + CL_MIX_THREADS - 1) / CL_MIX_THREADS, ROUND = 2;
     CL_TILES(it, tile) {
         const int q = it % CL_NS, n = (a.tokens - tile * CL_T < CL_T ? a.tokens - tile * CL_T : CL_T) * (CL_W / 8);
         if (m == 0) aot_mbar_expect(&s.cf[q], CL_T * 16);
         aot_mbar_wait(&s.cf[q], it / CL_NS & 1);
-        aot_u32x4 x[PER][N_];
+#pragma unroll 1
+        for (int k0 = 0; k0 < PER; k0 += ROUND) {
+            aot_u32x4 x[ROUND][N_];
 #pragma unroll
-        for (int k = 0; k < PER; k++) {
-            const int u = m + k * CL_MIX_THREADS < n ? m + k * CL_MIX_THREADS : n - 1, t = u / (CL_W / 8), h = u % (CL_W / 8) * 8;
+            for (int k = 0; k < ROUND; k++) {
+                const int u = m + (k0 + k) * CL_MIX_THREADS < n ? m + (k0 + k) * CL_MIX_THREADS : n - 1, t = u / (CL_W / 8), h = u % (CL_W / 8) * 8;
 #pragma unroll
-            for (int jj = 0; jj < N_; jj++) x[k][jj] = aot_load_u32x4((const aot_u32 *)(s.slot[q] + aot_swz(jj * CL_T + t, h, CL_ROWS)));
-        }
-#pragma unroll
-        for (int k = 0; k < PER; k++) {
-            const int u = m + k * CL_MIX_THREADS, t = u / (CL_W / 8), h = u % (CL_W / 8) * 8;
-            const float *p = s.coef[q][t < CL_T ? t : CL_T - 1];
-            aot_u32x4 o;
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const float lo = p[0] * lo_f32(x[k][0].v[i]) + p[1] * lo_f32(x[k][1].v[i]) + p[2] * lo_f32(x[k][2].v[i]) + p[3] * lo_f32(x[k][3].v[i]);
-                const float hi = p[0] * hi_f32(x[k][0].v[i]) + p[1] * hi_f32(x[k][1].v[i]) + p[2] * hi_f32(x[k][2].v[i]) + p[3] * hi_f32(x[k][3].v[i]);
-                o.v[i] = aot_pack2_16(lo, hi, 0);
+                for (int jj = 0; jj < N_; jj++) x[k][jj] = aot_load_u32x4((const aot_u32 *)(s.slot[q] + aot_swz(jj * CL_T + t, h, CL_ROWS)));
             }
-            if (u < n) aot_store_u32x4((aot_u32 *)(a.layer_input + ((aot_i64)tile * CL_T + t) * AOT_MHC_CL_HIDDEN + r * CL_W + h), o);
+#pragma unroll
+            for (int k = 0; k < ROUND; k++) {
+                const int u = m + (k0 + k) * CL_MIX_THREADS, t = u / (CL_W / 8), h = u % (CL_W / 8) * 8;
+                const aot_u32x4 pw = aot_load_u32x4((const aot_u32 *)s.coef[q][t < CL_T ? t : CL_T - 1]);
+                const float p[4] = {aot_f32_from_bits(pw.v[0]), aot_f32_from_bits(pw.v[1]), aot_f32_from_bits(pw.v[2]), aot_f32_from_bits(pw.v[3])};
+                aot_u32x4 o;
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    const float lo = p[0] * lo_f32(x[k][0].v[i]) + p[1] * lo_f32(x[k][1].v[i]) + p[2] * lo_f32(x[k][2].v[i]) + p[3] * lo_f32(x[k][3].v[i]);
+                    const float hi = p[0] * hi_f32(x[k][0].v[i]) + p[1] * hi_f32(x[k][1].v[i]) + p[2] * hi_f32(x[k][2].v[i]) + p[3] * hi_f32(x[k][3].v[i]);
+                    o.v[i] = aot_pack2_16(lo, hi, 0);
+                }
+                if (u < n) aot_store_u32x4((aot_u32 *)(a.layer_input + ((aot_i64)tile * CL_T + t) * AOT_MHC_CL_HIDDEN + r * CL_W + h), o);
+            }
         }
         aot_sync_named(2, CL_MIX_THREADS);
         if (m == 0) aot_mbar_arrive(&s.empty[q]);
@@ -812,6 +834,8 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_MHC_CL_THREADS, 1) void mhc_pre_cluster(AOT
     if (aot_thread_x() == 0)
         for (int q = 0; q < CL_NS; q++)
             aot_mbar_init(&s.full[q], 1), aot_mbar_init(&s.empty[q], 1), aot_mbar_init(&s.part[q], 1), aot_mbar_init(&s.cf[q], 1);
+    if (aot_thread_x() == 0)
+        for (int b = 0; b < 2; b++) aot_mbar_init(&s.zfull[b], AOT_WAVE), aot_mbar_init(&s.zempty[b], AOT_WAVE);
     aot_cluster_sync();
     if (wave >= 4 && wave < 12) { /* warp groups 1 and 2 hold fn */
         aot_regs_raise<176>();
@@ -820,7 +844,8 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_MHC_CL_THREADS, 1) void mhc_pre_cluster(AOT
         aot_regs_lower<80>();
         if (wave == 0) cl_producer(a, s, r);
         else if (wave == 1) cl_owner(a, s, r);
-        else cl_mix(a, s, r, wave < 4 ? aot_thread_x() - 64 : aot_thread_x() - 320);
+        else if (wave == 2) cl_finisher(a, s, r);
+        else if (wave >= 12) cl_mix(a, s, r, aot_thread_x() - 384);
     }
     aot_cluster_sync(); /* no block leaves while another may still store into its shared memory */
 }
