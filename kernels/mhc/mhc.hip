@@ -575,15 +575,16 @@ AOT_EMU_ENTRY(mhc_head, aot_mhc_head_kargs)
  * mix, so it crosses DRAM once (H200, T = 4096, C = 4096: docs/performance.md). Block r owns
  * positions [r W, r W + W) of all 4 streams, and its slice of fn, as two bf16 terms hi + lo
  * (16 bits of mantissa: three would not fit), stays in the registers of its 8 product waves.
- * Waves, and what passes between them (each hand-over an mbarrier of a slot):
+ * Waves, and what passes between them (each hand-over an mbarrier of a slot q, or of a batch
+ * buffer b):
  *   0      producer  the tile's 4 tensor copies into slot q                      -> full[q]
  *   4-11   products  the slot times fn's terms, sum of squares; the 8 waves' sums
  *                    added, each token's record stored into its owner block      -> part[q]
  *   1      owner     block t owns token t of the tile: the 16 records added, pre
  *                    stored into every block of the cluster                      -> cf[q]
- *                    the token's comb logits and post into a batch buffer       -> zfull[b]
+ *                    the token's comb logits and post into a batch buffer        -> zfull[b]
  *   2      finisher  post and comb (Sinkhorn, a lane a token) of a batch of
- *                    AOT_MHC_CL_BATCH tiles, since nothing waits for them       -> zempty[b]
+ *                    AOT_MHC_CL_BATCH tiles, since nothing waits for them        -> zempty[b]
  *   12-15  mix       layer_input of the block's positions from the slot          -> empty[q]
  *   3      idle      (the mix on six waves, 2-3 and 12-15, two of them sharing a
  *                    scheduler with two product waves, measured no faster)
