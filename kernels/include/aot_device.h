@@ -314,17 +314,12 @@ AOT_DEV void aot_frag_a_x2(S, const aot_u16 *t, int rows, int r0, int k0, int la
     for (int i = 0; i < S::A / 2; i++) a[i] = x[2 * i] | (aot_u32)x[2 * i + 1] << 16;
 }
 template <class S, int NT>
-AOT_DEV void aot_frag_b_pack(const aot_u16 (&x)[NT][S::B], aot_u32 (&b)[NT][S::B / 2])
-{
-    for (int n = 0; n < NT; n++)
-        for (int i = 0; i < S::B / 2; i++) b[n][i] = x[n][2 * i] | (aot_u32)x[n][2 * i + 1] << 16;
-}
-template <class S, int NT>
 AOT_DEV void aot_frag_b_cols_x2(S, const aot_u16 *t, int rows, int k0, int c0, int lane, aot_u32 (&b)[NT][S::B / 2])
 {
     aot_u16 x[NT][S::B];
     aot_frag_b_cols<S, NT>(S(), t, rows, k0, c0, lane, x);
-    aot_frag_b_pack<S, NT>(x, b);
+    for (int n = 0; n < NT; n++)
+        for (int i = 0; i < S::B / 2; i++) b[n][i] = x[n][2 * i] | (aot_u32)x[n][2 * i + 1] << 16;
 }
 template <class S>
 AOT_DEV void aot_mma_bf16_x2(S, float (&c)[S::C], const aot_u32 (&a)[S::A / 2], const aot_u32 (&b)[S::B / 2])

@@ -790,7 +790,6 @@ AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
  * registers hold). Positions stay in pairs, one 32-bit word each:
  * one instruction unpacks a value and one rounds two (built 16 bits at a time, the mix took
  * twice the instructions, and nvcc split its 16-byte store into 8). */
-
 AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int m)
 {
     constexpr int UNITS = CL_T * CL_W / 8, PER = (UNITS + CL_MIX_THREADS - 1) / CL_MIX_THREADS, ROUND = 2;
@@ -832,11 +831,11 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_MHC_CL_THREADS, 1) void mhc_pre_cluster(AOT
     AOT_SHARED_DYN(unsigned char, raw, AOT_MHC_CL_SHARED);
     cl_shared &s = *(cl_shared *)(raw + ((1024 - ((unsigned long long)raw & 1023)) & 1023));
     const int r = aot_cluster_rank(), wave = aot_thread_x() / 32;
-    if (aot_thread_x() == 0)
+    if (aot_thread_x() == 0) {
         for (int q = 0; q < CL_NS; q++)
             aot_mbar_init(&s.full[q], 1), aot_mbar_init(&s.empty[q], 1), aot_mbar_init(&s.part[q], 1), aot_mbar_init(&s.cf[q], 1);
-    if (aot_thread_x() == 0)
         for (int b = 0; b < 2; b++) aot_mbar_init(&s.zfull[b], AOT_WAVE), aot_mbar_init(&s.zempty[b], AOT_WAVE);
+    }
     aot_cluster_sync();
     if (wave >= 4 && wave < 12) { /* warp groups 1 and 2 hold fn */
         aot_regs_raise<176>();

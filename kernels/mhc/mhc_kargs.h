@@ -84,7 +84,7 @@ typedef struct {
 #define AOT_MHC_CL_SLOTS 6
 #define AOT_MHC_CL_THREADS 512
 #define AOT_MHC_CL_RECORD 28     /* a token's partial sums: 24 mix, sum of squares, 3 unused */
-#define AOT_MHC_CL_BATCH 32      /* tiles whose post and comb an owner makes together */
+#define AOT_MHC_CL_BATCH 32      /* tiles whose post and comb the finisher wave makes together */
 #define AOT_MHC_CL_SHARED                                                                        \
     (1024 + AOT_MHC_CL_SLOTS * AOT_MHC_CL_TOKENS * 4 * AOT_MHC_CL_W * 2 +                          \
      4 * (8 + AOT_MHC_CL_SLOTS) * AOT_MHC_CL_TOKENS * AOT_MHC_CL_RECORD +                          \

@@ -175,15 +175,14 @@ static int run_pre(const harness_mem *m, const mhc_case *c, const pre_inputs *in
     const int T = c->tokens, C = c->hidden;
     const long K = (long)in->streams * C;
     dbufs b = {m, {0}, 0, 1};
-    const void *d_x = dput(&b, in->xb, (size_t)T * K * 2), *d_fn = dput(&b, in->fn, (size_t)24 * K * 4);
-    const int fn_at = c->op == MHC_PRE_FULL ? c->splits : 0;
+    const int fn_at = c->op == MHC_PRE_FULL ? c->splits : 0; /* fn this many floats into its buffer */
     float *fn_moved = fn_at ? calloc((size_t)24 * K + fn_at, 4) : NULL;
-    if (fn_at && fn_moved == NULL) b.ok = 0;
-    if (fn_moved) { /* the same fn further into its buffer */
-        memcpy(fn_moved + fn_at, in->fn, (size_t)24 * K * 4);
-        d_fn = (const float *)dput(&b, fn_moved, ((size_t)24 * K + fn_at) * 4) + fn_at;
-        free(fn_moved);
-    }
+    if (fn_moved != NULL) memcpy(fn_moved + fn_at, in->fn, (size_t)24 * K * 4);
+    else if (fn_at) b.ok = 0;
+    const void *d_x = dput(&b, in->xb, (size_t)T * K * 2);
+    const void *d_fn = fn_at ? (const float *)dput(&b, fn_moved, ((size_t)24 * K + fn_at) * 4) + fn_at
+                             : dput(&b, in->fn, (size_t)24 * K * 4);
+    free(fn_moved);
     const void *d_scale = dput(&b, in->scale, 12), *d_base = dput(&b, in->base, 96);
     const void *d_w = in->norm ? dput(&b, in->wb, (size_t)C * 2) : NULL;
     void *d_post = dput(&b, NULL, (size_t)T * 16), *d_comb = dput(&b, NULL, (size_t)T * 64), *d_li = dput(&b, NULL, (size_t)T * C * 2);
