@@ -574,7 +574,8 @@ AOT_EMU_ENTRY(mhc_head, aot_mhc_head_kargs)
  * known). Here a cluster of 16 blocks keeps a tile of 16 tokens on chip from its copy to its
  * mix, so it crosses DRAM once (H200, T = 4096, C = 4096: docs/performance.md). Block r owns
  * positions [r W, r W + W) of all 4 streams, and its slice of fn, as two bf16 terms hi + lo
- * (16 bits of mantissa: three would not fit), stays in the registers of its 8 product waves.
+ * (16 bits of mantissa: three would not fit), stays in the registers of its 8 product waves
+ * (it comes in through the last slots, before their first tile: fn_read).
  * Waves, and what passes between them (each hand-over an mbarrier of a slot q, or of a batch
  * buffer b):
  *   0      producer  the tile's 4 tensor copies into slot q                      -> full[q]
@@ -604,9 +605,13 @@ struct cl_shared {
     float recv[CL_NS][CL_B][CL_RV];
     float coef[CL_NS][CL_T][4];
     float zbuf[2][AOT_MHC_CL_BATCH][20]; /* the owner's comb logits and post, a batch's tokens */
-    aot_mbar full[CL_NS], empty[CL_NS], part[CL_NS], cf[CL_NS], zfull[2], zempty[2];
+    aot_mbar full[CL_NS], empty[CL_NS], part[CL_NS], cf[CL_NS], zfull[2], zempty[2], fn_read;
 };
 static_assert(sizeof(cl_shared) + 1024 <= AOT_MHC_CL_SHARED, "AOT_MHC_CL_SHARED is the layout's size");
+/* The block's slice of fn (24 x 4 streams x W floats) is staged in the last slots, whose first
+ * tile waits until the product waves have read it. */
+constexpr int CL_FN_SLOT = CL_NS - 24 * 4 * CL_W * 4 / (CL_SLOT * 2);
+static_assert(CL_FN_SLOT >= 1 && 24 * 4 * CL_W * 4 == (CL_NS - CL_FN_SLOT) * CL_SLOT * 2, "fn's slice fills whole slots");
 
 /* A cluster's tiles are cid, cid + clusters, ...; `it` counts them, slot it % CL_NS, whose
  * barriers are in phase it / CL_NS. */
@@ -618,10 +623,29 @@ AOT_DEV void cl_producer(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
     CL_TILES(it, tile) {
         const int q = it % CL_NS;
         if (it >= CL_NS) aot_mbar_wait(&s.empty[q], (it / CL_NS - 1) & 1);
+        if (it == CL_FN_SLOT) aot_mbar_wait(&s.fn_read, 0);
         aot_mbar_expect(&s.full[q], CL_SLOT * 2);
         for (int p = 0; p < CL_W / 64; p++)
             aot_copy_tile(s.slot[q] + p * CL_PANEL, &a.residual, r * CL_W + 64 * p, tile * CL_T, 0, &s.full[q]);
     }
+}
+
+/* Where fn[o][j][k] of the block's slice is staged: row o * 4 + j, its 16-byte units swizzled by
+ * o, so that a fragment load's 8 rows (8 o's) take 2 bank wavefronts rather than 8. */
+AOT_DEV int cl_fn_at(int o, int j, int k) { return (o * 4 + j) * CL_W + ((k / 4) ^ ((o & 3) << 1)) * 4 + k % 4; }
+
+/* Product thread mt's share of the copies of fn's slice into the stage, 16 bytes each, all in
+ * flight at once. Loaded straight into registers, nvcc issued fn's 96 loads a thread a few at a
+ * time (it compiles for 128 registers a thread), each few behind the tiles' first copies:
+ * the first product waited 9 us (H200, docs/performance.md). */
+AOT_DEV void cl_fn_stage(const aot_mhc_cluster_kargs &a, float *stage, int r, int mt)
+{
+    for (int c = mt; c < 24 * CL_W; c += CL_PW * 32) { /* 16-byte unit c: row c / (W / 4) */
+        const int o = c / CL_W, j = c / (CL_W / 4) % 4, k = c % (CL_W / 4) * 4;
+        aot_copy16_async(stage + cl_fn_at(o, j, k), a.fn + (aot_i64)(o * 4 + j) * AOT_MHC_CL_HIDDEN + r * CL_W + k, true);
+    }
+    aot_copy_async_commit();
+    aot_copy_async_wait_all();
 }
 
 /* fn's two terms at one k pair (8-byte aligned: k is even): hi = bf16(x), lo = bf16(x - hi). */
@@ -640,6 +664,9 @@ AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, in
     typedef aot_mma_m16n8k16 S;
     const int lane = aot_lane(), j = w / 2, h0 = w % 2 * (CL_W / 2), mt = aot_thread_x() - 4 * 32;
     aot_u32 fh[3][CL_KS][2], fl[3][CL_KS][2];
+    float *stage = (float *)s.slot[CL_FN_SLOT];
+    cl_fn_stage(a, stage, r, mt);
+    aot_sync_named(1, CL_PW * 32);
 #pragma unroll
     for (int n = 0; n < 3; n++)
 #pragma unroll
@@ -647,8 +674,10 @@ AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, in
 #pragma unroll
             for (int p = 0; p < 2; p++) {
                 const int o = n * S::N + S::b_col(lane, 2 * p), k = h0 + ks * 16 + S::b_k(lane, 2 * p);
-                cl_fn_terms(a.fn + (aot_i64)o * 4 * AOT_MHC_CL_HIDDEN + j * AOT_MHC_CL_HIDDEN + r * CL_W + k, fh[n][ks][p], fl[n][ks][p]);
+                cl_fn_terms(stage + cl_fn_at(o, j, k), fh[n][ks][p], fl[n][ks][p]);
             }
+    aot_sync_named(1, CL_PW * 32);
+    if (mt == 0) aot_mbar_arrive(&s.fn_read);
     CL_TILES(it, tile) {
         const int q = it % CL_NS;
         aot_mbar_wait(&s.full[q], it / CL_NS & 1);
@@ -760,7 +789,8 @@ AOT_DEV void cl_finisher(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
 
 AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
 {
-    const int lane = aot_lane();
+    const int lane = aot_lane(), e = lane < AOT_MHC_MIX ? lane : 0, part = e / N_ < 2 ? e / N_ : 2;
+    const float scale = a.scale[part], base = a.base[e]; /* loaded before the tiles' copies queue */
     int n = 0, b = 0; /* tokens in batch b */
     CL_TILES(it, tile) {
         const int q = it % CL_NS;
@@ -770,8 +800,7 @@ AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
         if (lane <= AOT_MHC_MIX)
             for (int k = 0; k < CL_B; k++) v += s.recv[q][k][lane];
         const float rms = aot_rsqrt_fast(aot_shfl_f32(v, AOT_MHC_MIX) / (4.0f * AOT_MHC_CL_HIDDEN) + a.rms_eps);
-        const int e = lane < AOT_MHC_MIX ? lane : 0, part = e / N_ < 2 ? e / N_ : 2;
-        const float z = v * rms * a.scale[part] + a.base[e];
+        const float z = v * rms * scale + base;
         const float sig = aot_sigmoid(z), pre = sig + a.pre_eps;
         unsigned p[4];
 #pragma unroll
@@ -835,6 +864,7 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_MHC_CL_THREADS, 1) void mhc_pre_cluster(AOT
         for (int q = 0; q < CL_NS; q++)
             aot_mbar_init(&s.full[q], 1), aot_mbar_init(&s.empty[q], 1), aot_mbar_init(&s.part[q], 1), aot_mbar_init(&s.cf[q], 1);
         for (int b = 0; b < 2; b++) aot_mbar_init(&s.zfull[b], AOT_WAVE), aot_mbar_init(&s.zempty[b], AOT_WAVE);
+        aot_mbar_init(&s.fn_read, 1);
     }
     aot_cluster_sync();
     if (wave >= 4 && wave < 12) { /* warp groups 1 and 2 hold fn */

@@ -88,7 +88,7 @@ typedef struct {
 #define AOT_MHC_CL_SHARED                                                                        \
     (1024 + AOT_MHC_CL_SLOTS * AOT_MHC_CL_TOKENS * 4 * AOT_MHC_CL_W * 2 +                          \
      4 * (8 + AOT_MHC_CL_SLOTS) * AOT_MHC_CL_TOKENS * AOT_MHC_CL_RECORD +                          \
-     4 * AOT_MHC_CL_SLOTS * AOT_MHC_CL_TOKENS * 4 + 2 * 4 * AOT_MHC_CL_BATCH * 20 + 16 * (4 * AOT_MHC_CL_SLOTS + 4))
+     4 * AOT_MHC_CL_SLOTS * AOT_MHC_CL_TOKENS * 4 + 2 * 4 * AOT_MHC_CL_BATCH * 20 + 16 * (4 * AOT_MHC_CL_SLOTS + 5))
 
 /* A tensor's description for the copy engine (CUDA's CUtensorMap: 128 opaque bytes, 64-byte
  * aligned), made by the runtime (runtime/src/gpu.h, tile_map) and read by aot_copy_tile. */

@@ -86,9 +86,9 @@ AITER_AOT_API aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *a
  * pre_full: prenorm_gemm with aiter_aot_mhc_splits(), then pre. The partials go to workspace,
  * at least aiter_aot_mhc_workspace_size(tokens, hidden) bytes, 4-byte aligned; from 1024 tokens
  * so do fn's bf16 terms (fn split once per call rather than once per block of tokens).
- * On sm_90a at hidden = 4096 without norm_weight or broadcast, with fn 8-byte aligned, one
+ * On sm_90a at hidden = 4096 without norm_weight or broadcast, with fn 16-byte aligned, one
  * kernel on thread-block clusters does it all and reads the residual once (workspace then
- * unused; H200, T = 4096: 60 against 89 us; docs/performance.md). Its projection carries fn as two bf16 terms, 16 bits of
+ * unused; H200, T = 4096: 55 against 89 us; docs/performance.md). Its projection carries fn as two bf16 terms, 16 bits of
  * mantissa where the others carry all 24, with fp32 sums (its prototype's post and comb were
  * within 1e-6 relative of the fp32 path's on the same inputs).
  * ------------------------------------------------------------------------------------------ */

@@ -202,7 +202,7 @@ aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *str
 #define TERMS_MIN_TOKENS 1024
 
 /* pre_full in one pass (mhc_pre_cluster): at AOT_MHC_CL_HIDDEN without norm or broadcast, with
- * fn 8-byte aligned, on a device whose code objects have the kernel (sm_90a) and whose vendor
+ * fn 16-byte aligned, on a device whose code objects have the kernel (sm_90a) and whose vendor
  * launches clusters.
  * @return OK once launched, UNSUPPORTED where it does not serve (pre_full then takes two
  * passes), or an error. */
@@ -210,8 +210,8 @@ static aiter_aot_status one_pass_run(const aiter_aot_mhc_pre_full_args *a, void 
 {
     aot_op_kernel k;
     aot_mhc_cluster_kargs c;
-    if (a->hidden != AOT_MHC_CL_HIDDEN || a->norm_weight != NULL || a->broadcast || aot_misaligned(a->fn, 8))
-        return AITER_AOT_STATUS_UNSUPPORTED; /* the kernel reads fn by 8-byte pairs */
+    if (a->hidden != AOT_MHC_CL_HIDDEN || a->norm_weight != NULL || a->broadcast || aot_misaligned(a->fn, 16))
+        return AITER_AOT_STATUS_UNSUPPORTED; /* the kernel copies fn 16 bytes at a time */
     const aiter_aot_status found = aot_op_find("mhc_pre_cluster", sizeof c, &k, d);
     if (found == AITER_AOT_STATUS_NO_CODE_OBJECT || (found == AITER_AOT_STATUS_OK && k.gpu->tile_map == NULL))
         return AITER_AOT_STATUS_UNSUPPORTED;

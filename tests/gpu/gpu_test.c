@@ -317,8 +317,9 @@ int main(int argc, char **argv)
                          /* the one-pass kernel with 73 tiles a cluster on 7 clusters (past two batches
                           * of post and comb, AOT_MHC_CL_BATCH tiles each), its last tile partial */
                          {MHC_PRE_FULL, 8200, 4096, 0, 0, 0},
-                         /* fn 4-byte aligned only: pre_full takes two passes (one pass would fault) */
-                         {MHC_PRE_FULL, 300, 4096, 0, 0, 1}};
+                         /* fn 4- or 8-byte aligned only: pre_full takes two passes (the one pass
+                          * copies fn 16 bytes at a time, and would fault) */
+                         {MHC_PRE_FULL, 300, 4096, 0, 0, 1},        {MHC_PRE_FULL, 300, 4096, 0, 0, 2}};
     for (size_t i = 0; i < sizeof mextra / sizeof mextra[0]; i++) harness_mhc(&m, &mextra[i], seed++, &t);
     harness_mhc_bad_args(&m, &t);
     /* FMHA: every head-dim pair x hq/hk in {8/8, 32/8, 16/1} x causal, uneven lengths with q
