@@ -59,10 +59,7 @@ def mhc():
                 sets = [B.pre_set(t, c) for _ in range(3 if t >= 1024 else 6)]
                 s = sets[0]
                 B.ours_pre(s)
-                p, cm, li = B.torch_pre(s["res"], s["fn"], s["scale"], s["base"])
-                torch.cuda.synchronize()
-                ok = B.close(s["post"], p, 1e-4, 1e-5) and B.close(s["comb"], cm, 1e-4, 1e-5) and \
-                    B.close(s["li"], li, 1e-2, 1e-2)
+                ok = B.pre_matches_torch(s)
                 line += f" {name} {B.bench_graph(B.ours_pre, sets):7.2f} / " \
                         f"{B.bench_stream(B.ours_pre, sets, B.stream_calls(t)):7.2f}{'' if ok else ' WRONG'}"
                 del sets, s

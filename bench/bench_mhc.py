@@ -79,6 +79,13 @@ def close(a, b, rtol, atol):
     return bool(torch.allclose(a.float(), b.float(), rtol=rtol, atol=atol))
 
 
+def pre_matches_torch(s):
+    """Whether pre_full's outputs in set s (after ours_pre) match torch_pre's on its inputs."""
+    p, cm, li = torch_pre(s["res"], s["fn"], s["scale"], s["base"])
+    torch.cuda.synchronize()
+    return close(s["post"], p, 1e-4, 1e-5) and close(s["comb"], cm, 1e-4, 1e-5) and close(s["li"], li, 1e-2, 1e-2)
+
+
 def stream_calls(tokens):
     """Calls per graph for bench_stream: 8 from 1024 tokens (a call is tens of µs), else 40."""
     return 8 if tokens >= 1024 else 40
@@ -106,10 +113,7 @@ def main():
         sets = [pre_set(t, c) for _ in range(3 if t >= 1024 else 6)]
         s = sets[0]
         ours_pre(s)
-        p, cm, li = torch_pre(s["res"], s["fn"], s["scale"], s["base"])
-        torch.cuda.synchronize()
-        assert close(s["post"], p, 1e-4, 1e-5) and close(s["comb"], cm, 1e-4, 1e-5) and \
-            close(s["li"], li, 1e-2, 1e-2), f"pre_full differs from torch at T={t} C={c}"
+        assert pre_matches_torch(s), f"pre_full differs from torch at T={t} C={c}"
         o = bench_graph(ours_pre, sets)
         os_ = bench_stream(ours_pre, sets, stream_calls(t))
         e = bench_graph(lambda z: torch_pre(z["res"], z["fn"], z["scale"], z["base"]), sets, reps=50)

@@ -608,10 +608,10 @@ struct cl_shared {
     aot_mbar full[CL_NS], empty[CL_NS], part[CL_NS], cf[CL_NS], zfull[2], zempty[2], fn_read;
 };
 static_assert(sizeof(cl_shared) + 1024 <= AOT_MHC_CL_SHARED, "AOT_MHC_CL_SHARED is the layout's size");
-/* The block's slice of fn (24 x 4 streams x W floats) is staged in the last slots, whose first
- * tile waits until the product waves have read it. */
-constexpr int CL_FN_SLOT = CL_NS - 24 * 4 * CL_W * 4 / (CL_SLOT * 2);
-static_assert(CL_FN_SLOT >= 1 && 24 * 4 * CL_W * 4 == (CL_NS - CL_FN_SLOT) * CL_SLOT * 2, "fn's slice fills whole slots");
+/* The block's slice of fn (AOT_MHC_MIX x 4 streams x W floats) is staged in the last slots,
+ * whose first tile waits until the product waves have read it. */
+constexpr int CL_FN_BYTES = AOT_MHC_MIX * 4 * CL_W * 4, CL_FN_SLOT = CL_NS - CL_FN_BYTES / (CL_SLOT * 2);
+static_assert(CL_FN_SLOT >= 1 && CL_FN_BYTES == (CL_NS - CL_FN_SLOT) * CL_SLOT * 2, "fn's slice fills whole slots");
 
 /* A cluster's tiles are cid, cid + clusters, ...; `it` counts them, slot it % CL_NS, whose
  * barriers are in phase it / CL_NS. */
@@ -640,7 +640,7 @@ AOT_DEV int cl_fn_at(int o, int j, int k) { return (o * 4 + j) * CL_W + ((k / 4)
  * the first product waited 9 us (H200, docs/performance.md). */
 AOT_DEV void cl_fn_stage(const aot_mhc_cluster_kargs &a, float *stage, int r, int mt)
 {
-    for (int c = mt; c < 24 * CL_W; c += CL_PW * 32) { /* 16-byte unit c: row c / (W / 4) */
+    for (int c = mt; c < CL_FN_BYTES / 16; c += CL_PW * 32) { /* 16-byte unit c: row c / (W / 4) */
         const int o = c / CL_W, j = c / (CL_W / 4) % 4, k = c % (CL_W / 4) * 4;
         aot_copy16_async(stage + cl_fn_at(o, j, k), a.fn + (aot_i64)(o * 4 + j) * AOT_MHC_CL_HIDDEN + r * CL_W + k, true);
     }
@@ -703,7 +703,7 @@ AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, in
         for (int n = 0; n < 2; n++)
 #pragma unroll
             for (int i = 0; i < S::C; i++)
-                if (S::c_row(lane, i) == n * S::N + S::c_col(lane, i)) s.red[w][S::c_row(lane, i)][24] = gram[n][i];
+                if (S::c_row(lane, i) == n * S::N + S::c_col(lane, i)) s.red[w][S::c_row(lane, i)][AOT_MHC_MIX] = gram[n][i];
         aot_sync_named(1, CL_PW * 32);
         if (mt < CL_T * CL_RV / 4) { /* four values of one token's record */
             const int t = mt / (CL_RV / 4), c = mt % (CL_RV / 4) * 4;
