@@ -19,8 +19,9 @@ import torch
 sys.path.insert(0, os.path.dirname(__file__))
 what, pairs = sys.argv[1], [a.split("=", 1) for a in sys.argv[2:]]
 sys.argv = [sys.argv[0], pairs[0][1], "/tmp"]  # the bench modules load argv[1] on import
-import aiter_aot_ctypes as A  # noqa: E402
+import aot_bench as A  # noqa: E402
 import bench_moe as M  # noqa: E402
+from aot_bench import bench_graph, bench_stream  # noqa: E402
 
 libs = {name: A.load(path) for name, path in pairs}
 
@@ -42,7 +43,7 @@ def topk():
                     w, _ = M.torch_topk(sets[0], renorm=renorm)
                     ok = M.topk_agrees(sets[0][0], sets[0][1], sets[0][2], w) if renorm else \
                         torch.allclose(sets[0][1], w, rtol=1e-5, atol=1e-6)
-                    us = M.bench_stream(M.ours_topk, sets, M.stream_calls(tokens))
+                    us = bench_stream(M.ours_topk, sets, M.stream_calls(tokens))
                     line += f" {name} {us:.2f}{'' if ok else ' WRONG'}"
                 print(line, flush=True)
 
@@ -60,8 +61,8 @@ def mhc():
                 s = sets[0]
                 B.ours_pre(s)
                 ok = B.pre_matches_torch(s)
-                line += f" {name} {B.bench_graph(B.ours_pre, sets):7.2f} / " \
-                        f"{B.bench_stream(B.ours_pre, sets, B.stream_calls(t)):7.2f}{'' if ok else ' WRONG'}"
+                line += f" {name} {bench_graph(B.ours_pre, sets):7.2f} / " \
+                        f"{bench_stream(B.ours_pre, sets, B.stream_calls(t)):7.2f}{'' if ok else ' WRONG'}"
                 del sets, s
             print(line, flush=True)
     print("launch latency", B.launch_latency(), B.launch_latency(), flush=True)
@@ -80,7 +81,7 @@ def sort():
                 torch.cuda.synchronize()
                 ok = torch.equal(sets[0][2], sid) and torch.equal(sets[0][3], sw) and torch.equal(sets[0][4], se)
                 fn = lambda x: M.ours_sort(x, 256, 32)  # noqa: E731
-                line += f" {name} {M.bench_graph(fn, sets):.2f} / {M.bench_stream(fn, sets, M.stream_calls(tokens)):.2f}" \
+                line += f" {name} {bench_graph(fn, sets):.2f} / {bench_stream(fn, sets, M.stream_calls(tokens)):.2f}" \
                         f"{'' if ok else ' WRONG'}"
             print(line, flush=True)
 

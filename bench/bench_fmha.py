@@ -16,8 +16,8 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(__file__))
-import aiter_aot_ctypes as A  # noqa: E402
-from bench_moe import bench  # noqa: E402
+import aot_bench as A  # noqa: E402
+from aot_bench import FmhaArgs, bench  # noqa: E402
 
 lib = A.load(sys.argv[1])
 out_dir = sys.argv[2] if len(sys.argv) > 2 else "."
@@ -27,20 +27,6 @@ for i, a in enumerate(sys.argv[3:-1], 3):
         name, path = sys.argv[i + 1].split("=", 1)
         others.append((name, A.load(path)))
 dev = torch.device("cuda")
-I32, P = C.c_int32, C.c_void_p
-
-
-class FmhaArgs(C.Structure):
-    _fields_ = [("size", C.c_size_t), ("q", P), ("k", P), ("v", P), ("out", P), ("softmax_lse", P),
-                ("cu_seqlens_q", P), ("cu_seqlens_k", P), ("dtype", C.c_int), ("batch", I32), ("total_q", I32),
-                ("hq", I32), ("hk", I32), ("head_dim", I32), ("head_dim_v", I32), ("max_seqlen_q", I32),
-                ("q_row_stride", C.c_int64), ("k_row_stride", C.c_int64), ("v_row_stride", C.c_int64),
-                ("out_row_stride", C.c_int64), ("softmax_scale", C.c_float), ("logits_soft_cap", C.c_float),
-                ("causal", I32), ("window_left", I32), ("window_right", I32)]
-
-
-for x in [lib] + [o[1] for o in others]:
-    x.aiter_aot_fmha_varlen_fwd.argtypes = [C.POINTER(FmhaArgs), P]
 
 
 def run_ours(lib_, q, k, v, out, lse, cu, b, s, h, d, dv, causal):

@@ -1,8 +1,8 @@
 """mHC: aiter-aot (libaiter_aot.so through ctypes, on PyTorch tensors and the current stream) side
-by side with the PyTorch code a user would write from the math (../shared/reference/mhc.md
-section 3), eager and torch.compile, in one process, on the same inputs. CUDA-graph replays
+by side with the PyTorch code a user would write from the math (docs/semantics.md,
+mHC), eager and torch.compile, in one process, on the same inputs. CUDA-graph replays
 (GPU time), median of many runs, inputs rotated among several sets; "ours stream" is the time
-per call in one graph of several calls (bench_moe.bench_stream: the replay's own launch shared,
+per call in one graph of several calls (aot_bench.bench_stream: the replay's own launch shared,
 as in a model's captured step), the rest one call per replay. Outputs are compared with torch's
 before anything is timed. Usage: python3 bench/bench_mhc.py LIBAITER_AOT_SO OUT_DIR"""
 import json
@@ -13,8 +13,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-import aiter_aot_ctypes as A  # noqa: E402
-from bench_moe import bench, bench_graph, bench_stream, copy_bandwidth  # noqa: E402
+import aot_bench as A  # noqa: E402
+from aot_bench import bench_graph, bench_stream, copy_bandwidth  # noqa: E402
 
 lib = A.load(sys.argv[1])
 out_dir = sys.argv[2] if len(sys.argv) > 2 else "."

@@ -16,8 +16,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-import aiter_aot_ctypes as A  # noqa: E402
-from bench_moe import bench_stream, copy_bandwidth  # noqa: E402
+import aot_bench as A  # noqa: E402
+from aot_bench import bench_stream, copy_bandwidth  # noqa: E402
 
 lib = A.load(sys.argv[1])
 out_dir = sys.argv[2] if len(sys.argv) > 2 else "."

@@ -12,7 +12,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-import aiter_aot_ctypes as A  # noqa: E402
+import aot_bench as A  # noqa: E402
+from aot_bench import bench, bench_graph, bench_stream, copy_bandwidth  # noqa: E402
 
 lib = A.load(sys.argv[1])
 out_dir = sys.argv[2] if len(sys.argv) > 2 else "."
@@ -21,59 +22,9 @@ stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
 logits = getattr(torch, os.environ.get("BENCH_MOE_DTYPE", "bfloat16"))
 
 
-def bench(fn, sets, reps=200):
-    for i in range(10):
-        fn(sets[i % len(sets)])
-    torch.cuda.synchronize()
-    times = []
-    for i in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn(sets[i % len(sets)])
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e3)
-    times.sort()
-    return times[len(times) // 2]
-
-
-def bench_graph(fn, sets, reps=200):
-    """GPU time only: each set's launches captured in a CUDA graph, replays timed."""
-    graphs = []
-    torch.cuda.synchronize()
-    for x in sets:
-        fn(x)  # warm up outside capture
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            fn(x)
-        graphs.append(g)
-    return bench(lambda g: g.replay(), graphs, reps)
-
-
 def stream_calls(tokens):
     """Calls per graph for bench_stream: fewer where one call is already long."""
     return 40 if tokens <= 16384 else 8
-
-
-def bench_stream(fn, sets, calls, reps=50):
-    """GPU time per call in a stream of calls: one CUDA graph holding `calls` calls, rotating
-    over the sets, replayed; the replay's launch cost is shared by all of them, as it is by
-    the ops of a model's captured step."""
-    torch.cuda.synchronize()
-    for x in sets:
-        fn(x)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for c in range(calls):
-            fn(sets[c % len(sets)])
-    return bench(lambda _: g.replay(), [0], reps) / calls
-
-
-def copy_bandwidth():
-    x = torch.empty(1 << 30, dtype=torch.uint8, device=dev)
-    y = torch.empty_like(x)
-    us = bench(lambda _: y.copy_(x), [0], reps=30)
-    return 2 * x.numel() / (us * 1e-6) / 1e12
 
 
 # ---- topk_softmax ----

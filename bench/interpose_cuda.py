@@ -13,7 +13,7 @@ stub = ctypes.CDLL(os.path.join(build, "tests/interpose/libcustub.so"), mode=cty
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
-import aiter_aot_ctypes as A  # noqa: E402
+import aot_bench as A  # noqa: E402
 
 lib = A.load(os.path.join(build, "lib/libaiter_aot.so"))
 g = torch.randn(1000, 256, device="cuda", dtype=torch.bfloat16)

@@ -9,7 +9,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-import aiter_aot_ctypes as A  # noqa: E402
+import aot_bench as A  # noqa: E402
 
 lib = A.load(sys.argv[1])
 tokens = int(sys.argv[2]) if len(sys.argv) > 2 else 16384

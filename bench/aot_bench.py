@@ -1,5 +1,9 @@
-"""ctypes bindings of libaiter_aot.so for the benchmarks: the args structs of
-runtime/include/aiter_aot_moe.h and aiter_aot_mhc.h, field for field."""
+"""What every benchmark script shares: ctypes bindings of libaiter_aot.so (the args structs of
+runtime/include/aiter_aot_moe.h, aiter_aot_mhc.h and aiter_aot_fmha.h, field for field) and the
+GPU timing helpers (CUDA events, CUDA graphs, copy bandwidth).
+
+The structs need only ctypes; torch is imported by the timing helpers when they are first
+called, so the bindings load where PyTorch is absent."""
 import ctypes as C
 
 P = C.c_void_p
@@ -58,6 +62,15 @@ class MhcPreArgs(C.Structure):
                 ("params", MhcParams)]
 
 
+class FmhaArgs(C.Structure):
+    _fields_ = [("size", C.c_size_t), ("q", P), ("k", P), ("v", P), ("out", P), ("softmax_lse", P),
+                ("cu_seqlens_q", P), ("cu_seqlens_k", P), ("dtype", C.c_int), ("batch", I32), ("total_q", I32),
+                ("hq", I32), ("hk", I32), ("head_dim", I32), ("head_dim_v", I32), ("max_seqlen_q", I32),
+                ("q_row_stride", C.c_int64), ("k_row_stride", C.c_int64), ("v_row_stride", C.c_int64),
+                ("out_row_stride", C.c_int64), ("softmax_scale", C.c_float), ("logits_soft_cap", C.c_float),
+                ("causal", I32), ("window_left", I32), ("window_right", I32)]
+
+
 DTYPE = {"float32": 0, "float16": 1, "bfloat16": 2}
 
 
@@ -72,6 +85,7 @@ def load(path):
     lib.aiter_aot_mhc_pre.argtypes = [C.POINTER(MhcPreArgs), P]
     lib.aiter_aot_mhc_post.argtypes = [C.POINTER(MhcPostArgs), P]
     lib.aiter_aot_mhc_fused_post_pre.argtypes = [C.POINTER(MhcFusedArgs), P]
+    lib.aiter_aot_fmha_varlen_fwd.argtypes = [C.POINTER(FmhaArgs), P]
     lib.aiter_aot_mhc_workspace_size.restype = C.c_size_t
     lib.aiter_aot_mhc_workspace_size.argtypes = [C.c_int32, C.c_int32]
     lib.aiter_aot_mhc_splits.argtypes = [C.c_int32, C.c_int32, C.POINTER(C.c_int32)]
@@ -90,3 +104,63 @@ def topk_args(gating, weights, ids, tei, k, renorm):
 def check(lib, status, what):
     if status != 0:
         raise RuntimeError(f"{what}: status {status}: {lib.aiter_aot_last_error().decode()}")
+
+
+# ---- timing (GPU time in µs, median of `reps`; `sets` are inputs rotated so that no run finds
+# the previous run's data in cache) ----
+
+def bench(fn, sets, reps=200):
+    """Time per timed region of one fn(set) call, CUDA events around it."""
+    import torch
+    for i in range(10):
+        fn(sets[i % len(sets)])
+    torch.cuda.synchronize()
+    times = []
+    for i in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn(sets[i % len(sets)])
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e3)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def bench_graph(fn, sets, reps=200):
+    """GPU time only: each set's launches captured in a CUDA graph, replays timed (the replay's
+    own launch included)."""
+    import torch
+    graphs = []
+    torch.cuda.synchronize()
+    for x in sets:
+        fn(x)  # warm up outside capture
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            fn(x)
+        graphs.append(g)
+    return bench(lambda g: g.replay(), graphs, reps)
+
+
+def bench_stream(fn, sets, calls, reps=50):
+    """GPU time per call in a stream of calls: one CUDA graph holding `calls` calls, rotating
+    over the sets, replayed; the replay's launch cost is shared by all of them, as it is by
+    the ops of a model's captured step."""
+    import torch
+    torch.cuda.synchronize()
+    for x in sets:
+        fn(x)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for c in range(calls):
+            fn(sets[c % len(sets)])
+    return bench(lambda _: g.replay(), [0], reps) / calls
+
+
+def copy_bandwidth():
+    """Device-to-device copy of 1 GiB, read + write, in TB/s: the yardstick of the % columns."""
+    import torch
+    x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    us = bench(lambda _: y.copy_(x), [0], reps=30)
+    return 2 * x.numel() / (us * 1e-6) / 1e12
