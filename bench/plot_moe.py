@@ -1,6 +1,6 @@
 """Time against tokens for topk_softmax and moe_sorting, from a bench_moe.py JSON, as an SVG
 with log-log axes (no plotting library: the device machine and CI have none to spare).
-Usage: python3 bench/plot_moe.py docs/bench_moe_h200_2026-12-03_stream.json OUT.svg"""
+Usage: python3 bench/plot_moe.py docs/results/bench_moe_h200_2026-12-04.json docs/moe_time_vs_tokens.svg"""
 import json
 import math
 import sys
