@@ -1,5 +1,5 @@
 /* mhc.hip : manifold-constrained hyper-connections (DeepSeek-V4's mHC, n = 4 streams), the
- * math of ../shared/reference/mhc.md; the op contracts are in runtime/include/aiter_aot_mhc.h.
+ * math and the op contracts of runtime/include/aiter_aot_mhc.h (docs/semantics.md).
  *
  * mhc_gemm_n4/n1 the projection x . fn^T and sum x^2 as split-K partials, as warp-group
  *                products (wgmma on sm_90a): x is bf16 already, and fn (fp32) is split into

@@ -1,6 +1,7 @@
 /*
- * aiter_aot_fmha.h : flash attention forward over packed variable-length sequences (AITER's
- * fmha_v3_varlen_fwd; ../shared/reference/aiter.md section 3). Included by aiter_aot.h.
+ * aiter_aot_fmha.h : flash attention forward over packed variable-length sequences, with the
+ * semantics of AITER's fmha_v3_varlen_fwd and FlashAttention's varlen forward. Included by
+ * aiter_aot.h; not meant to be included alone.
  *
  * For each sequence b (queries cu_seqlens_q[b] .. cu_seqlens_q[b+1], keys likewise), each query
  * head h (key/value head h / (hq / hk)) and each query i < sq of the sequence:
@@ -21,7 +22,9 @@
  * row stride.
  * max_seqlen_q must be at least every sequence's query count (rows past it are not computed);
  * cu_seqlens must be non-decreasing and start at 0: both live in device memory and are not
- * checked (that would need a synchronisation).
+ * checked (that would need a synchronisation). GQA/MQA: hq a multiple of hk. Every other
+ * violation returns AITER_AOT_STATUS_INVALID_ARGUMENT, launches nothing, and
+ * aiter_aot_last_error() names the argument and what it must be.
  */
 #ifndef AITER_AOT_FMHA_H_4A81D0
 #define AITER_AOT_FMHA_H_4A81D0

@@ -1,7 +1,8 @@
 /*
  * aiter_aot_mhc.h : mHC (manifold-constrained hyper-connections, DeepSeek-V4) with n = 4 streams.
- * Included by aiter_aot.h; not meant to be included alone. The math is
- * ../shared/reference/mhc.md section 3; in short, per token t with x = residual[t] (n*C values):
+ * Included by aiter_aot.h; not meant to be included alone. The residual state is n streams of
+ * C values a token, residual[tokens][4][C] in bf16. Per token t, with x = residual[t] (n*C
+ * values) and fn an fp32 [24][n*C] matrix (as the TileLang kernels of DeepSeek-V4 define it):
  *   mix  = (x . fn^T) * rsqrt(sum x^2 / (n*C) + rms_eps)                      24 logits
  *   pre  = sigmoid(mix[0:4]  * scale[0] + base[0:4])  + pre_eps
  *   post = sigmoid(mix[4:8]  * scale[1] + base[4:8])  * post_mult
@@ -9,9 +10,15 @@
  *          + eps, a column normalisation, then (iters - 1) row and column ones, eps inside
  *          every division
  *   layer_input[h] = bf16(sum_j pre[j] * residual[j][h])
+ * and after the sublayer (its output y[C]) the post-mix, comb transposed applied to the streams:
+ *   out[k][h] = bf16(post[k] * y[h] + sum_j comb[j][k] * residual[j][h])
  * Tensors are contiguous; bf16 tensors are passed as their 16-bit patterns. C ("hidden") is a
- * multiple of 256 up to 16384; tokens >= 1. All arithmetic is fp32 (no tf32), but for the one
- * case pre_full states below.
+ * multiple of 256 up to 16384; 1 <= tokens <= 2^24; hc_mult must be 4. fp32 tensors are 4-byte
+ * aligned, bf16 tensors 16-byte aligned (head's 2-byte). All arithmetic is fp32 (no tf32), but
+ * for the one case pre_full states below. A bad argument returns
+ * AITER_AOT_STATUS_INVALID_ARGUMENT, launches nothing, and aiter_aot_last_error() names the
+ * argument and its accepted range. docs/semantics.md has the same definitions with their
+ * origin and the tests' tolerances.
  */
 #ifndef AITER_AOT_MHC_H_7C19E2
 #define AITER_AOT_MHC_H_7C19E2
@@ -88,9 +95,10 @@ AITER_AOT_API aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *a
  * so do fn's bf16 terms (fn split once per call rather than once per block of tokens).
  * On sm_90a at hidden = 4096 without norm_weight or broadcast, with fn 16-byte aligned, one
  * kernel on thread-block clusters does it all and reads the residual once (workspace then
- * unused; H200, T = 4096: 55 against 89 us; docs/performance.md). Its projection carries fn as two bf16 terms, 16 bits of
- * mantissa where the others carry all 24, with fp32 sums (its prototype's post and comb were
- * within 1e-6 relative of the fp32 path's on the same inputs).
+ * unused; H200, T = 4096: 55 against 89 us; docs/performance.md). Its projection carries fn as
+ * two bf16 terms, 16 bits of mantissa where the others carry all 24, with fp32 sums (post and
+ * comb came within 1e-6 relative of the fp32 path's in the design's first measurement; the
+ * tests hold every path to 1e-4 of an fp64 reference).
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
     size_t size;                 /* sizeof(aiter_aot_mhc_pre_full_args) */

@@ -1,4 +1,4 @@
-/* harness_mhc.c : the mHC cases (see harness.h). Inputs as ../shared/reference/mhc.md's tests
+/* harness_mhc.c : the mHC cases (see harness.h). Inputs as vLLM's mHC kernel tests
  * draw them (residual and x ~ N(0,1) in bf16, fn ~ 1e-4 N(0,1), scale ~ 0.1 N(0,1), base ~
  * N(0,1), norm weight ~ 1 + 0.1 N(0,1)), DeepSeek-V4's parameters; every output is poisoned
  * first and every element checked against the fp64 reference (tests/ref/ref_mhc.c).

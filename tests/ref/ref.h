@@ -1,5 +1,5 @@
 /* ref.h : fp64 CPU references for every op, written from the ops' definitions
- * (runtime/include/aiter_aot_moe.h, ../shared/reference/aiter.md section 4), never from a
+ * (runtime/include/aiter_aot_moe.h, docs/semantics.md), never from a
  * kernel; and the helpers tests share: random inputs, rounding, poisoning, error metrics. */
 #ifndef AOT_REF_H
 #define AOT_REF_H

@@ -1,5 +1,5 @@
 /* ref_fmha.h : fp64 reference of the FMHA varlen forward (runtime/include/aiter_aot_fmha.h,
- * ../shared/reference/aiter.md section 3), never from a kernel. */
+ * docs/semantics.md), never from a kernel. */
 #ifndef AOT_REF_FMHA_H
 #define AOT_REF_FMHA_H
 

@@ -1,5 +1,5 @@
-/* ref_mhc.h : fp64 references of the mHC ops, written from ../shared/reference/mhc.md
- * (sections 1 and 3), never from a kernel. Inputs are the values the kernels read (bf16
+/* ref_mhc.h : fp64 references of the mHC ops, written from runtime/include/aiter_aot_mhc.h
+ * and docs/semantics.md, never from a kernel. Inputs are the values the kernels read (bf16
  * tensors already turned into doubles); n = 4 streams, 24 mix logits [pre 4 | post 4 | comb 16]. */
 #ifndef AOT_REF_MHC_H
 #define AOT_REF_MHC_H
