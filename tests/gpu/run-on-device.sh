@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/gpu/run-on-device.sh [BUILDDIR] : everything that needs the NVIDIA GPU, in one go, for
-# one call of the device tool (build here, carry BUILDDIR's outputs, run there):
-#   device run: sh tests/gpu/run-on-device.sh build    (carry: build/tests, build/lib)
+# one run on a GPU machine (build here, copy BUILDDIR's outputs there, run there):
+#   on the GPU machine: sh tests/gpu/run-on-device.sh build   (with build/tests and build/lib)
 # Writes logs under $OUT when it is set; BENCH_FMHA_ARGS is passed on to bench_fmha.py (e.g.
 # --compare NAME=PATH to time another build of the library in the same process).
 set -u
