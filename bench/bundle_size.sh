@@ -5,7 +5,7 @@
 set -eu
 b=$1
 bundler=$(sed -n 's/^bundler = //p' "$b/build.ninja")
-[ -n "$bundler" ] || { echo "no clang-offload-bundler"; exit 0; }
+[ -n "$bundler" ] || { echo "no clang-offload-bundler (Debian package clang-tools-22: tools/install-deps --bench)"; exit 0; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 targets="host-x86_64-unknown-linux-gnu"
