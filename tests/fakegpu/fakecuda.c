@@ -1,7 +1,7 @@
 /* fakecuda.c : a libcuda.so.1 for tests. It exports the driver entry points the runtime binds
  * (runtime/src/vendor_cuda.c; libcuda's names carry no symbol versions) and plays one H200:
  * compute capability 9.0, 132 multiprocessors, one primary context. cuModuleLoadData takes
- * only a CUDA ELF image (a cubin) while a context is current, cuModuleGetFunction only a
+ * only a CUDA ELF image (a cubin) for sm_90 (the SM number in bits 8-15 of e_flags) while a context is current, cuModuleGetFunction only a
  * function the cubin defines, and the launches check the opt-ins the driver demands (dynamic
  * shared memory beyond 48 KiB, clusters beyond 8 blocks) and record the launch without running
  * anything. Every call is counted (fakegpu.h). */
@@ -134,7 +134,8 @@ FG_EXPORT CUresult cuModuleLoadData(void **module, const void *image)
     if (module == NULL || image == NULL) return CUDA_ERROR_INVALID_VALUE;
     if (!depth) return CUDA_ERROR_INVALID_CONTEXT;
     size_t size = fg_elf_size(image, EM_CUDA);
-    if (size == 0) return CUDA_ERROR_INVALID_IMAGE;
+    const Elf64_Ehdr *h = image;
+    if (size == 0 || (h->e_flags >> 8 & 0xff) != 90) return CUDA_ERROR_INVALID_IMAGE; /* not for sm_90 */
     fg_module *m = fg_module_new(image, size);
     if (m == NULL) return CUDA_ERROR_INVALID_VALUE;
     *module = m;

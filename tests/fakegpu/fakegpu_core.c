@@ -96,14 +96,18 @@ size_t fg_elf_size(const void *image, unsigned machine)
         h->e_ident[EI_DATA] != ELFDATA2LSB || h->e_machine != machine || h->e_shentsize != sizeof(Elf64_Shdr) ||
         h->e_shnum == 0 || h->e_shstrndx >= h->e_shnum || h->e_shoff > MAX_IMAGE)
         return 0;
-    /* the section header table comes last in every code object the toolchains write; the
-     * sections must lie before its end */
+    /* no size comes with the image: it ends where the last of its headers and sections ends
+     * (cubins put the program headers after the section headers) */
     size_t size = h->e_shoff + (size_t)h->e_shnum * sizeof(Elf64_Shdr);
-    if (size > MAX_IMAGE || h->e_shoff < sizeof *h) return 0;
+    if (h->e_shoff < sizeof *h || h->e_phoff > MAX_IMAGE || h->e_phnum > 4096) return 0;
+    if (h->e_phnum && h->e_phoff + (size_t)h->e_phnum * sizeof(Elf64_Phdr) > size)
+        size = h->e_phoff + (size_t)h->e_phnum * sizeof(Elf64_Phdr);
     const Elf64_Shdr *s = (const Elf64_Shdr *)((const char *)image + h->e_shoff);
-    for (unsigned i = 0; i < h->e_shnum; i++)
-        if (s[i].sh_type != SHT_NOBITS && !inside(s[i].sh_offset, s[i].sh_size, size)) return 0;
-    if (h->e_phnum && !inside(h->e_phoff, (size_t)h->e_phnum * sizeof(Elf64_Phdr), size)) return 0;
+    for (unsigned i = 0; i < h->e_shnum; i++) {
+        if (s[i].sh_type == SHT_NOBITS) continue;
+        if (!inside(s[i].sh_offset, s[i].sh_size, MAX_IMAGE)) return 0;
+        if (s[i].sh_offset + s[i].sh_size > size) size = s[i].sh_offset + s[i].sh_size;
+    }
     return size;
 }
 
