@@ -224,8 +224,7 @@ int main(int argc, char **argv)
 {
     if (argc < 4) return fprintf(stderr, "usage: test_fakegpu MODE hip|cuda DOUBLE [STUB [EXT_SO]]\n"), 2;
     const char *mode = argv[1];
-    V.cuda = strcmp(argv[2], "cuda") == 0;
-    if (V.cuda) {
+    if (strcmp(argv[2], "cuda") == 0) {
         V = (__typeof__(V)){1, "libcuda.so.1", "nvptx64-nvidia-cuda--sm_90", "sm_90a", "cuModuleLoadData",
                         "cuModuleGetFunction", 32, NULL, NULL, NULL};
         const char *t[16];

@@ -5,8 +5,8 @@
 # (default ~/.cache/aiter-aot/rocm-sid; AITER_AOT_ROCM_CHROOT overrides it): CACHE/6.4 is built
 # with debootstrap, CACHE/7.2 is a copy of it with ROCm 7.2 added (the two HIP runtimes need
 # different libhsa-runtime64-1, so they cannot share one). A chroot whose completion mark is
-# missing or names other packages is rebuilt; a complete one is reused. Building needs root and
-# the Debian mirror; the closing line is "N passed, N failed", as in tests/run.
+# missing or names other packages is rebuilt; a complete one is reused. Needs root (chroot), and
+# the Debian mirror when a chroot is built; the closing line is "N passed, N failed", as in tests/run.
 set -eu
 root=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
@@ -28,16 +28,12 @@ in_chroot() { # in_chroot DIR COMMAND...
 
 complete() { [ -f "$1/.aiter-aot-complete" ] && [ "$(cat "$1/.aiter-aot-complete")" = "$2" ]; }
 
-need_root() {
-    [ "$(id -u)" = 0 ] || { echo "check-rocm: building $1 needs root (debootstrap, chroot)"; exit 1; }
-}
 
 # chroot DIR with PACKAGES installed from RELEASE: debootstrap for the first (FROM empty), a copy
 # of FROM otherwise; built in DIR.tmp and renamed when complete.
 make_chroot() { # make_chroot DIR FROM RELEASE PACKAGES
     dir=$1 from=$2 release=$3 pkgs=$4
     if complete "$dir" "$pkgs"; then echo "check-rocm: reusing $dir ($pkgs)"; return; fi
-    need_root "$dir"
     t0=$(date +%s)
     rm -rf "$dir" "$dir.tmp"
     mkdir -p "$(dirname "$dir")"
@@ -62,6 +58,7 @@ make_chroot() { # make_chroot DIR FROM RELEASE PACKAGES
     echo "check-rocm: $dir ready in $(( $(date +%s) - t0 )) s"
 }
 
+[ "$(id -u)" = 0 ] || { echo "check-rocm: needs root (debootstrap, chroot)"; exit 1; }
 make_chroot "$cache/6.4" "" sid "libamdhip64-6"
 make_chroot "$cache/7.2" "$cache/6.4" experimental "libamdhip64-7 libamdhip64-dev"
 
