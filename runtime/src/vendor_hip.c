@@ -13,7 +13,7 @@ typedef int hipError_t;
 
 /* Offsets of gcnArchName[256]: 396 in ROCm 5's hipDeviceProp_t (checked against Debian's
  * libamdhip64-dev 5.2 headers by tests/unit/test_hip_layout.c), 1160 in hipDeviceProp_tR0600
- * (sizeof 1472; derived from ROCm 6's field list, not checkable here without ROCm 6). */
+ * (sizeof 1472; checked against ROCm 7.2's headers by tests/rocm/test_hip_layout_r0600.c). */
 #define GCN_ARCH_OFFSET_R0600 1160
 #define GCN_ARCH_OFFSET_LEGACY 396
 #define PROPS_BYTES 4096
