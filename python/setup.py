@@ -38,7 +38,6 @@ setup(
     version="0.1.0",
     description="Ahead-of-time compiled GPU kernels (MoE routing, mHC, FMHA varlen) for PyTorch users",
     packages=["aiter_aot", "aiter_aot.aiter"],
-    package_data={"aiter_aot": ["py.typed"]},
     ext_modules=[native],
     cmdclass={"build_ext": BuildExt},
     python_requires=">=3.9",

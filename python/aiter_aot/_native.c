@@ -353,10 +353,10 @@ static int need_dense(const call *c, const pt *t, int dense)
     if (ok) return 0;
     pt want = *t;
     compact_strides(&want);
+    if (dense == DENSE_INNER) want.strides[0] = -1; /* any */
     char got[160], need[160];
     dims_str(got, sizeof got, t->strides, t->ndim);
     dims_str(need, sizeof need, want.strides, t->ndim);
-    if (dense == DENSE_INNER) need[strcspn(need, ",)")] = 0, memcpy(need + 1, "*", 2), strcat(need, ", ...)");
     return value_error(c, "%s has strides %s; the op needs %s (elements%s)", t->name, got, need,
                        dense == DENSE_INNER ? "; the first dimension may be strided" : ", a contiguous tensor");
 }
@@ -417,9 +417,14 @@ static int as_i32(const call *c, const char *what, int64_t v, int32_t *out)
     return 0;
 }
 
+/* Deletes the DLPack tensors. A deleter may run Python code (a producer written with
+ * ctypes), so a pending exception is set aside meanwhile. */
 static void finish(call *c)
 {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
     for (int i = 0; i < c->n; i++) release(&c->t[i]);
+    PyErr_Restore(type, value, tb);
 }
 
 static PyObject *fail_call(call *c)
@@ -533,11 +538,14 @@ static PyObject *py_moe_sorting_sizes(PyObject *self, PyObject *a)
 
 /* ---- mHC ---- */
 
-static int mhc_params(PyObject *o, aiter_aot_mhc_params *p)
+static int mhc_params(const call *c, PyObject *o, aiter_aot_mhc_params *p)
 {
-    return PyArg_ParseTuple(o, "ffffif;params: (rms_eps, pre_eps, sinkhorn_eps, post_mult, sinkhorn_iters, norm_eps)",
-                            &p->rms_eps, &p->pre_eps, &p->sinkhorn_eps, &p->post_mult, &p->sinkhorn_iters,
-                            &p->norm_eps) ? 0 : -1;
+    if (PyTuple_Check(o) && PyArg_ParseTuple(o, "ffffif", &p->rms_eps, &p->pre_eps, &p->sinkhorn_eps, &p->post_mult,
+                                             &p->sinkhorn_iters, &p->norm_eps))
+        return 0;
+    PyErr_Clear();
+    return type_error(c, "params must be a tuple (rms_eps, pre_eps, sinkhorn_eps, post_mult, sinkhorn_iters: int, "
+                      "norm_eps), as aiter_aot.MHC_PARAMS");
 }
 
 /* residual: bf16 [T, 4, C], or [T, C] with broadcast; sets T and C. */
@@ -600,7 +608,7 @@ static PyObject *py_mhc_pre(PyObject *self, PyObject *a)
                           &o[9], &op, &bc, &c.stream))
         return NULL;
     aiter_aot_mhc_pre_args args = {.size = sizeof args, .hc_mult = 4, .broadcast = bc};
-    if (mhc_params(op, &args.params)) return NULL;
+    if (mhc_params(&c, op, &args.params)) return NULL;
     TAKE(mix, "mix", o[0], 0);
     TAKE(sq, "sqrsum", o[1], 0);
     TAKE(scale, "scale", o[2], 0);
@@ -641,7 +649,7 @@ static PyObject *py_mhc_pre_full(PyObject *self, PyObject *a)
                           &o[9], &op, &bc, &c.stream))
         return NULL;
     aiter_aot_mhc_pre_full_args args = {.size = sizeof args, .hc_mult = 4, .broadcast = bc};
-    if (mhc_params(op, &args.params)) return NULL;
+    if (mhc_params(&c, op, &args.params)) return NULL;
     TAKE(r, "residual", o[0], 0);
     TAKE(fn, "fn", o[1], 0);
     TAKE(scale, "scale", o[2], 0);
