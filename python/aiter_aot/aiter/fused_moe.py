@@ -1,7 +1,7 @@
 """AITER's aiter.fused_moe.moe_sorting: the allocating form."""
 import torch
 
-from ... import torch as T
+from .. import torch as T
 
 
 def moe_sorting(topk_ids, topk_weights, num_experts, model_dim, moebuf_dtype, block_size=32, expert_mask=None,
