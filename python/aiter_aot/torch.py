@@ -55,6 +55,11 @@ def _params(p):
     return (float(p[0]), float(p[1]), float(p[2]), float(p[3]), int(p[4]), float(p[5]))
 
 
+def _plist(p):
+    """params for a custom op's List[float] argument."""
+    return [float(x) for x in _params(p)]
+
+
 def _post2(post):
     """vLLM's post is [T, 4, 1]; the ops read [T, 4]."""
     return post.view(post.shape[0], post.shape[1]) if post.dim() == 3 else post
@@ -218,7 +223,7 @@ def mhc_pre(residual: Tensor, fn: Tensor, scale: Tensor, base: Tensor, norm_weig
     scale [3], base [24], norm_weight bf16 [C] or None. Returns (post [T, 4], comb [T, 4, 4],
     layer_input bf16 [T, C]) and, with broadcast, residual_out [T, 4, C] as a fourth."""
     if _compiling():
-        return tuple(torch.ops.aiter_aot.mhc_pre(residual, fn, scale, base, norm_weight, list(params), broadcast,
+        return tuple(torch.ops.aiter_aot.mhc_pre(residual, fn, scale, base, norm_weight, _plist(params), broadcast,
                                                  stream))
     return tuple(_pre_ret(*_pre_full_impl(residual, fn, scale, base, norm_weight, params, broadcast, stream)))
 
@@ -277,7 +282,7 @@ def mhc_pre_partials(mix: Tensor, sqrsum: Tensor, scale: Tensor, base: Tensor, r
     """mHC pre from prenorm_gemm's (or fused_post_pre's) partials; returns as mhc_pre."""
     if _compiling():
         return tuple(torch.ops.aiter_aot.mhc_pre_partials(mix, sqrsum, scale, base, residual, norm_weight,
-                                                          list(params), broadcast, stream))
+                                                          _plist(params), broadcast, stream))
     return tuple(_pre_ret(*_pre_partials_impl(mix, sqrsum, scale, base, residual, norm_weight, params, broadcast,
                                               stream)))
 
@@ -339,7 +344,7 @@ def mhc_fused_post_pre(comb: Tensor, post: Tensor, residual: Tensor, x: Tensor, 
     layer_input [T, C])."""
     if _compiling():
         return torch.ops.aiter_aot.mhc_fused_post_pre(comb, post, residual, x, fn, scale, base, norm_weight,
-                                                      list(params), stream)
+                                                      _plist(params), stream)
     return _fused_impl(comb, post, residual, x, fn, scale, base, norm_weight, params, stream)
 
 
