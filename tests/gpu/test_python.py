@@ -52,8 +52,11 @@ def child(code):
 # ---- references -------------------------------------------------------------------------------
 
 def topk_ref(g, k, renorm):
-    p = torch.softmax(g.double(), -1)
-    w, i = p.topk(k, -1)
+    """Ties (frequent among bf16 logits) go to the lower expert id, as the op defines: a stable
+    descending sort keeps equal values in index order."""
+    p = torch.softmax(g.double().cpu(), -1)
+    w, i = torch.sort(p, -1, descending=True, stable=True)
+    w, i = w[:, :k], i[:, :k]
     if renorm:
         w = w / w.sum(-1, keepdim=True)
     return w, i
@@ -463,11 +466,12 @@ with torch.cuda.graph(graph):
     T.topk_softmax(g, 8, True, out=(w, i, None))
 w.fill_(float("nan")); i.fill_(-7)
 graph.replay(); torch.cuda.synchronize()
-p = torch.softmax(g.double(), -1); rw, ri = p.topk(8, -1); rw = rw / rw.sum(-1, keepdim=True)
-assert torch.equal(i.cpu().long(), ri.cpu()), "ids"
-assert float((w.double() - rw).abs().max()) < 1e-6, "weights"
+rw, ri = torch.sort(torch.softmax(g.double().cpu(), -1), -1, descending=True, stable=True)
+rw, ri = rw[:, :8], ri[:, :8]; rw = rw / rw.sum(-1, keepdim=True)
+assert torch.equal(i.cpu().long(), ri), "ids"
+assert float((w.double().cpu() - rw).abs().max()) < 1e-6, "weights"
 g.copy_(torch.randn_like(g)); graph.replay(); torch.cuda.synchronize()
-assert torch.equal(i.cpu().long(), torch.softmax(g.double(), -1).topk(8, -1)[1].cpu()), "replay on new input"
+assert torch.equal(i.cpu().long(), torch.sort(torch.softmax(g.double().cpu(), -1), -1, descending=True, stable=True)[1][:, :8]), "replay on new input"
 print("before", before["device_loads"], "after", aiter_aot.stats()["device_loads"])
 """
 
