@@ -127,8 +127,11 @@ def topk_softmax(gating_output: Tensor, topk: int, renormalize: bool = False, *,
 # ---- moe_sorting ----------------------------------------------------------------------------
 
 def _sort_new(topk_ids, num_experts, block_size):
+    # the header's sizes, in Python so that the fake works on symbolic shapes too
     T, k = topk_ids.shape
-    P, blocks, _ = N.moe_sorting_sizes(T, k, num_experts, block_size)
+    bs = block_size or 32
+    P = T * k + num_experts * bs - k
+    blocks = (P + bs - 1) // bs
     dev = topk_ids.device
     return (torch.empty((P,), dtype=torch.int32, device=dev), torch.empty((P,), dtype=torch.float32, device=dev),
             torch.empty((blocks,), dtype=torch.int32, device=dev), torch.empty((2,), dtype=torch.int32, device=dev))
