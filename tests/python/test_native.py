@@ -89,6 +89,26 @@ class Library(unittest.TestCase):
         self.assertEqual(A.mhc_workspace_size(16, 100), 0)
 
 
+class Extension(unittest.TestCase):
+    """What the shared object asks of the system and shows it."""
+
+    so = N.__file__
+
+    def test_needed(self):
+        r = subprocess.run(["readelf", "-d", self.so], capture_output=True, text=True, check=True)
+        needed = {l.split("[")[1].split("]")[0] for l in r.stdout.splitlines() if "(NEEDED)" in l}
+        # glibc only: no libzstd, libelf, libamdhip64, libcuda, libpython or libtorch
+        self.assertLessEqual(needed, {"libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0",
+                                      "ld-linux-x86-64.so.2"}, needed)
+
+    def test_exports_only_the_init(self):
+        r = subprocess.run(["nm", "-D", "--defined-only", self.so], capture_output=True, text=True, check=True)
+        self.assertEqual([l.split()[-1] for l in r.stdout.splitlines()], ["PyInit__native"])
+
+    def test_abi3(self):
+        self.assertTrue(self.so.endswith("_native.abi3.so"), self.so)
+
+
 class DLPackNumPy(unittest.TestCase):
     def test_contiguous(self):
         a = np.zeros((3, 5), np.float32)
