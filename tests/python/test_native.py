@@ -218,7 +218,7 @@ class DLPackCapsules(unittest.TestCase):
     def test_stream_passed_to_producer(self):
         p = gpu((4, 8))
         with self.assertRaises(A.Error):
-            A.topk_softmax(p, gpu((4, 2)), gpu((4, 2), "int32"), None, False, 12345)
+            A.topk_softmax(p, gpu((4, 2)), gpu((4, 2), "int32"), None, False, stream=12345)
         self.assertEqual(p.calls[0].get("stream"), 12345)
         q = gpu((4, 8))
         with self.assertRaises(A.Error):
