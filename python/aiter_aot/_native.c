@@ -377,8 +377,8 @@ static int spec(const call *c, const pt *t, unsigned dtypes, int ndim, const int
     return need_align(c, t, align ? align : (unsigned)dt_bytes[t->dtype]);
 }
 
-/* Every tensor on one GPU, outputs writable. */
-static int need_devices(const call *c, int first_output)
+/* Every tensor on one GPU; the outputs, arguments first_output .. end_output - 1, writable. */
+static int need_devices(const call *c, int first_output, int end_output)
 {
     const pt *ref = NULL;
     for (int i = 0; i < c->n; i++) {
@@ -396,7 +396,7 @@ static int need_devices(const call *c, int first_output)
             return value_error(c, "%s is on %s, %s on %s; the op needs every tensor on one device",
                                t->name, dev, ref->name, other);
         }
-        if (i >= first_output && t->readonly)
+        if (i >= first_output && i < end_output && t->readonly)
             return value_error(c, "%s is read-only (DLPack flag); the op writes it", t->name);
         ref = t;
     }
@@ -469,7 +469,7 @@ static PyObject *py_topk_softmax(PyObject *self, PyObject *a)
     int64_t k = w->shape[1];
     CHECK(spec(&c, ids, M(DT_I32), 2, D(T, k), "[tokens, k]", DENSE_ALL, 0));
     CHECK(spec(&c, tei, M(DT_I32), 2, D(T, k), "[tokens, k]", DENSE_ALL, 0));
-    CHECK(need_devices(&c, 1));
+    CHECK(need_devices(&c, 1, c.n));
     aiter_aot_topk_softmax_args args = {
         .size = sizeof args, .gating = g->data, .gating_dtype = (aiter_aot_dtype)g->dtype,
         .gating_row_stride = T > 1 ? g->strides[0] : E, .renormalize = renorm, .topk_weights = (float *)w->data,
@@ -511,7 +511,7 @@ static PyObject *py_moe_sorting(PyObject *self, PyObject *a)
     CHECK(spec(&c, nv, M(DT_I32), 1, D(2), "[2]", DENSE_ALL, 0));
     if (buf->present) CHECK(need_dense(&c, buf, DENSE_ALL) || need_align(&c, buf, 16));
     if (ws->present) CHECK(need_dense(&c, ws, DENSE_ALL) || need_align(&c, ws, 16));
-    CHECK(need_devices(&c, 3));
+    CHECK(need_devices(&c, 3, c.n));
     aiter_aot_moe_sorting_args args = {
         .size = sizeof args, .topk_ids = (int32_t *)ids->data, .topk_weights = (float *)w->data,
         .experts = experts, .block_size = block, .expert_mask = (int32_t *)mask->data,
@@ -574,7 +574,7 @@ static PyObject *py_mhc_prenorm_gemm(PyObject *self, PyObject *a)
     CHECK(spec(&c, fn, M(DT_F32), 2, D(24, bc ? C : 4 * C), bc ? "[24, hidden]" : "[24, 4 * hidden]", DENSE_ALL, 0));
     CHECK(spec(&c, mix, M(DT_F32), 3, D(-1, T, 24), "[splits, tokens, 24]", DENSE_ALL, 0));
     CHECK(spec(&c, sq, M(DT_F32), 2, D(mix->shape[0], T), "[splits, tokens]", DENSE_ALL, 0));
-    CHECK(need_devices(&c, 2));
+    CHECK(need_devices(&c, 2, c.n));
     aiter_aot_mhc_prenorm_gemm_args args = {
         .size = sizeof args, .hc_mult = 4, .residual = r->data, .fn = (float *)fn->data, .mix = (float *)mix->data,
         .sqrsum = (float *)sq->data, .broadcast = bc};
@@ -627,7 +627,7 @@ static PyObject *py_mhc_pre(PyObject *self, PyObject *a)
     CHECK(spec(&c, base, M(DT_F32), 1, D(24), "[24]", DENSE_ALL, 0));
     CHECK(spec(&c, nw, M(DT_BF16), 1, D(C), "[hidden]", DENSE_ALL, 16));
     CHECK(mhc_pre_outputs(&c, (const pt *const[]){post, comb, li, ro}, T, C, bc));
-    CHECK(need_devices(&c, 6));
+    CHECK(need_devices(&c, 6, c.n));
     args.mix = (float *)mix->data, args.sqrsum = (float *)sq->data, args.scale = (float *)scale->data;
     args.base = (float *)base->data, args.residual = r->data, args.norm_weight = nw->data;
     args.post = (float *)post->data, args.comb = (float *)comb->data, args.layer_input = li->data;
@@ -668,7 +668,7 @@ static PyObject *py_mhc_pre_full(PyObject *self, PyObject *a)
     CHECK(spec(&c, nw, M(DT_BF16), 1, D(C), "[hidden]", DENSE_ALL, 16));
     CHECK(mhc_pre_outputs(&c, (const pt *const[]){post, comb, li, ro}, T, C, bc));
     CHECK(need_dense(&c, ws, DENSE_ALL) || need_align(&c, ws, 16));
-    CHECK(need_devices(&c, 5));
+    CHECK(need_devices(&c, 5, c.n));
     args.residual = r->data, args.fn = (float *)fn->data, args.scale = (float *)scale->data;
     args.base = (float *)base->data, args.norm_weight = nw->data, args.post = (float *)post->data;
     args.comb = (float *)comb->data, args.layer_input = li->data, args.residual_out = ro->data;
@@ -697,7 +697,7 @@ static PyObject *py_mhc_post(PyObject *self, PyObject *a)
     CHECK(spec(&c, post, M(DT_F32), 2, D(T, 4), "[tokens, 4]", DENSE_ALL, 0));
     CHECK(spec(&c, x, M(DT_BF16), 2, D(T, C), "[tokens, hidden]", DENSE_ALL, 16));
     CHECK(spec(&c, out, M(DT_BF16), 3, D(T, 4, C), "[tokens, 4, hidden]", DENSE_ALL, 16));
-    CHECK(need_devices(&c, 4));
+    CHECK(need_devices(&c, 4, c.n));
     aiter_aot_mhc_post_args args = {.size = sizeof args, .hc_mult = 4, .comb = (float *)comb->data,
                                     .post = (float *)post->data, .residual = r->data, .x = x->data, .out = out->data};
     CHECK(as_i32(&c, "tokens", T, &args.tokens) || as_i32(&c, "hidden", C, &args.hidden));
@@ -730,7 +730,7 @@ static PyObject *py_mhc_fused_post_pre(PyObject *self, PyObject *a)
     CHECK(spec(&c, ro, M(DT_BF16), 3, D(T, 4, C), "[tokens, 4, hidden]", DENSE_ALL, 16));
     CHECK(spec(&c, mix, M(DT_F32), 3, D(-1, T, 24), "[splits, tokens, 24]", DENSE_ALL, 0));
     CHECK(spec(&c, sq, M(DT_F32), 2, D(mix->shape[0], T), "[splits, tokens]", DENSE_ALL, 0));
-    CHECK(need_devices(&c, 5));
+    CHECK(need_devices(&c, 5, c.n));
     aiter_aot_mhc_fused_post_pre_args args = {
         .size = sizeof args, .hc_mult = 4, .comb = (float *)comb->data, .post = (float *)post->data,
         .residual = r->data, .x = x->data, .fn = (float *)fn->data, .residual_out = ro->data,
@@ -760,7 +760,7 @@ static PyObject *py_mhc_head(PyObject *self, PyObject *a)
     CHECK(spec(&c, scale, M(DT_F32), 1, D(1), "[1]", DENSE_ALL, 0));
     CHECK(spec(&c, base, M(DT_F32), 1, D(4), "[4]", DENSE_ALL, 0));
     CHECK(spec(&c, out, M(DT_BF16), 2, D(T, C), "[tokens, hidden]", DENSE_ALL, 2));
-    CHECK(need_devices(&c, 4));
+    CHECK(need_devices(&c, 4, c.n));
     aiter_aot_mhc_head_args args = {.size = sizeof args, .hc_mult = 4, .residual = r->data, .fn = (float *)fn->data,
                                     .scale = (float *)scale->data, .base = (float *)base->data, .out = out->data,
                                     .rms_eps = rms_eps, .eps = eps};
@@ -828,7 +828,7 @@ static PyObject *py_fmha_varlen_fwd(PyObject *self, PyObject *a)
     CHECK(spec(&c, ck, M(DT_I32), 1, D(cq->shape[0]), "[batch + 1] (as cu_seqlens_q)", DENSE_ALL, 0));
     if (cq->shape[0] < 2) CHECK(value_error(&c, "cu_seqlens_q has %lld entries; the op needs batch + 1 >= 2",
                                             (long long)cq->shape[0]));
-    CHECK(need_devices(&c, 3));
+    CHECK(need_devices(&c, 3, 5)); /* out, softmax_lse */
     aiter_aot_fmha_varlen_fwd_args args = {
         .size = sizeof args, .q = q->data, .k = k->data, .v = v->data, .out = out->data,
         .softmax_lse = (float *)lse->data, .cu_seqlens_q = (int32_t *)cq->data, .cu_seqlens_k = (int32_t *)ck->data,

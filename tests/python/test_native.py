@@ -198,6 +198,17 @@ class DLPackCapsules(unittest.TestCase):
             A.topk_softmax(gpu((4, 8)), gpu((4, 2), readonly=True), gpu((4, 2), "int32"), None, False)
         self.assertIn("topk_weights is read-only", str(e.exception))
 
+    def test_readonly_inputs_pass(self):
+        # FMHA's outputs come before its cu_seqlens inputs: only out and softmax_lse must be writable
+        q = lambda **kw: gpu((8, 2, 64), "bfloat16", **kw)
+        cu = lambda **kw: gpu((2,), "int32", **kw)
+        with self.assertRaises(A.Error) as e:
+            A.fmha_varlen_fwd(q(readonly=True), q(), q(), q(), None, cu(readonly=True), cu(readonly=True), 8, 0.125)
+        self.assertEqual(e.exception.status, 2)  # reached the library
+        with self.assertRaises(ValueError) as e:
+            A.fmha_varlen_fwd(q(), q(), q(), q(readonly=True), None, cu(), cu(), 8, 0.125)
+        self.assertIn("out is read-only", str(e.exception))
+
     def test_devices(self):
         with self.assertRaises(ValueError) as e:
             A.topk_softmax(gpu((4, 8)), gpu((4, 2), device=(CUDA, 1)), gpu((4, 2), "int32"), None, False)
