@@ -5,6 +5,7 @@ whose capture holds the package's first call (fresh process); preload() then cap
 stream; and the AITER report's reproducer with a cu* stub loaded RTLD_GLOBAL first.
 
 usage: python3 tests/gpu/test_python.py CUSTUB.so ; the last line is "N passed, N failed"."""
+import itertools
 import math
 import os
 import subprocess
@@ -334,8 +335,8 @@ def mhc_head():
 # ---- FMHA -------------------------------------------------------------------------------------
 
 def fmha_inputs(seqs_q, seqs_k, hq, hk, d, dv, dt=torch.bfloat16):
-    cu_q = torch.tensor([0] + list(torch.tensor(seqs_q).cumsum(0)), dtype=torch.int32, device=dev)
-    cu_k = torch.tensor([0] + list(torch.tensor(seqs_k).cumsum(0)), dtype=torch.int32, device=dev)
+    cu_q = torch.tensor([0] + list(itertools.accumulate(seqs_q)), dtype=torch.int32, device=dev)
+    cu_k = torch.tensor([0] + list(itertools.accumulate(seqs_k)), dtype=torch.int32, device=dev)
     q = torch.randn(sum(seqs_q), hq, d, device=dev).to(dt)
     k = torch.randn(sum(seqs_k), hk, d, device=dev).to(dt)
     v = torch.randn(sum(seqs_k), hk, dv, device=dev).to(dt)
