@@ -9,6 +9,11 @@ all: $(BUILDDIR)/build.ninja
 dist check check-rocm check-gpu: $(BUILDDIR)/build.ninja
 	$(NINJA) -C $(BUILDDIR) $@
 
+# the Python wheel (docs/python.md): dist/python/aiter_aot-*-cp39-abi3-*.whl
+python: $(BUILDDIR)/build.ninja
+	$(NINJA) -C $(BUILDDIR) dist
+	tools/make-python-wheel .
+
 install: $(BUILDDIR)/build.ninja
 	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) $(NINJA) -C $(BUILDDIR) install
 
@@ -18,4 +23,4 @@ $(BUILDDIR)/build.ninja:
 clean:
 	rm -rf $(BUILDDIR) dist
 
-.PHONY: all dist check check-rocm check-gpu install clean
+.PHONY: all dist check check-rocm check-gpu install clean python

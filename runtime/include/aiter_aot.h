@@ -82,6 +82,18 @@ AITER_AOT_API const char *aiter_aot_version_string(void);
  *  @return AITER_AOT_STATUS_OK, or the reason the library cannot run. */
 AITER_AOT_API aiter_aot_status aiter_aot_init(void);
 
+/*! aiter_aot_preload() :
+ *  Loads every code object of `device` (an ordinal of the vendor runtime, as hipSetDevice /
+ *  cuDeviceGet count them) now, instead of at that device's first op: decompresses the frame
+ *  for its target and hands the objects to the GPU loader, once per device and process, as the
+ *  first op would. Call it before capturing a graph whose first op would otherwise load them.
+ *  Does not change the current device. Safe to call from several threads and more than once
+ *  (later calls return the first one's result).
+ *  @return AITER_AOT_STATUS_OK; INVALID_ARGUMENT when `device` is not below the device count;
+ *          NO_DEVICE, NO_CODE_OBJECT (the device's target is not embedded), CORRUPT_BUNDLE,
+ *          GPU_RUNTIME or INTERPOSED otherwise, with aiter_aot_last_error(). */
+AITER_AOT_API aiter_aot_status aiter_aot_preload(int device);
+
 /*! aiter_aot_targets() :
  *  Writes up to `cap` target IDs embedded in the library ("amdgcn-amd-amdhsa--gfx942",
  *  "nvptx64-nvidia-cuda--sm_90a") into `out`; the strings are static.

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "target_id.h"
 
 extern const unsigned char aot_embedded_bundle[];
@@ -169,6 +170,24 @@ aiter_aot_status aot_kernel(const char *name, unsigned args_size, const aot_kern
     }
     return aot_fail(d, AITER_AOT_STATUS_NO_CODE_OBJECT, "kernel %s is not in the code objects for device %d",
                     name, *device);
+}
+
+/* The same load aot_kernel does on a device's first op, for a named device and without a
+ * kernel: a serving engine calls it before it captures graphs, so that no capture contains the
+ * load (module loads are not allowed while a stream captures). */
+aiter_aot_status aiter_aot_preload(int device)
+{
+    aot_diag d;
+    const aot_gpu *gpu;
+    device_slot *slot;
+    int count = 0;
+    aiter_aot_status s = aot_gpu_bind(&gpu, &d);
+    if (s == AITER_AOT_STATUS_OK) s = gpu->device_count(&count, &d);
+    if (s == AITER_AOT_STATUS_OK && (device < 0 || device >= count))
+        s = aot_fail(&d, AITER_AOT_STATUS_INVALID_ARGUMENT, "aiter_aot_preload: device = %d; this process sees %d device%s",
+                     device, count, count == 1 ? "" : "s");
+    if (s == AITER_AOT_STATUS_OK) s = ready_slot(gpu, device, &slot, &d);
+    return aot_api_return(s, &d);
 }
 
 void aot_counters_read(aot_counters *c)

@@ -1,0 +1,81 @@
+"""aiter_aot: ahead-of-time compiled GPU kernels (MoE routing, mHC, FMHA varlen forward) for
+Python, with the library statically linked into one extension.
+
+The functions here take tensors (any object with __dlpack__, or None where optional), write
+into the outputs they are given and launch on `stream` (an integer CUstream / hipStream_t; 0
+is the default stream). They never allocate device memory and never synchronise. PyTorch
+users want `aiter_aot.torch` (allocating forms, out= forms, torch.compile, CUDA graphs) or
+the drop-in modules `aiter_aot.aiter` and `aiter_aot.vllm`. See docs/python.md.
+"""
+from . import _native
+from ._native import (ArgumentError, Error, device_target, gpu_library, init, kernels, last_error, mhc_splits,
+                      mhc_workspace_size, moe_sorting_sizes, preload, stats, targets)
+
+__version__ = "0.1.0"
+
+# DeepSeek-V4's mHC parameters, in the order the mhc_* functions take them:
+# (rms_eps, pre_eps, sinkhorn_eps, post_mult, sinkhorn_iters, norm_eps)
+MHC_PARAMS = (1e-6, 1e-6, 1e-6, 2.0, 20, 1e-6)
+
+__all__ = ["ArgumentError", "Error", "MHC_PARAMS", "device_target", "fmha_varlen_fwd", "gpu_library", "init",
+           "kernels", "last_error", "mhc_fused_post_pre", "mhc_head", "mhc_post", "mhc_pre", "mhc_pre_full",
+           "mhc_prenorm_gemm", "mhc_splits", "mhc_workspace_size", "moe_sorting", "moe_sorting_sizes", "preload",
+           "stats", "targets", "topk_softmax", "version"]
+
+
+def version():
+    """The linked library's version ("0.1.0")."""
+    return _native.version()
+
+
+# The ops, with keyword arguments (the extension takes them by position, which is what the torch
+# layer uses). Tensors: objects with __dlpack__, None where optional; outputs are written in
+# place; stream: a CUstream / hipStream_t as an int, 0 for the default stream.
+
+def topk_softmax(gating_output, topk_weights, topk_ids, token_expert_indices, renormalize, stream=0):
+    """gating_output [tokens, experts] fp32/fp16/bf16 (rows may be strided) -> topk_weights
+    fp32, topk_ids int32, token_expert_indices int32 (or None), each [tokens, k]."""
+    _native.topk_softmax(gating_output, topk_weights, topk_ids, token_expert_indices, renormalize, stream)
+
+
+def moe_sorting(topk_ids, topk_weights, expert_mask, sorted_token_ids, sorted_weights, sorted_expert_ids,
+                num_valid_ids, moe_buf, workspace, num_experts, block_size=32, stream=0):
+    """Sizes: moe_sorting_sizes(tokens, k, num_experts, block_size)."""
+    _native.moe_sorting(topk_ids, topk_weights, expert_mask, sorted_token_ids, sorted_weights, sorted_expert_ids,
+                        num_valid_ids, moe_buf, workspace, num_experts, block_size, stream)
+
+
+def mhc_prenorm_gemm(residual, fn, mix, sqrsum, broadcast=False, stream=0):
+    _native.mhc_prenorm_gemm(residual, fn, mix, sqrsum, broadcast, stream)
+
+
+def mhc_pre(mix, sqrsum, scale, base, residual, norm_weight, post, comb, layer_input, residual_out=None,
+            params=MHC_PARAMS, broadcast=False, stream=0):
+    _native.mhc_pre(mix, sqrsum, scale, base, residual, norm_weight, post, comb, layer_input, residual_out,
+                    tuple(params), broadcast, stream)
+
+
+def mhc_pre_full(residual, fn, scale, base, norm_weight, post, comb, layer_input, residual_out, workspace,
+                 params=MHC_PARAMS, broadcast=False, stream=0):
+    """workspace: at least mhc_workspace_size(tokens, hidden) bytes."""
+    _native.mhc_pre_full(residual, fn, scale, base, norm_weight, post, comb, layer_input, residual_out, workspace,
+                         tuple(params), broadcast, stream)
+
+
+def mhc_post(comb, post, residual, x, out, stream=0):
+    _native.mhc_post(comb, post, residual, x, out, stream)
+
+
+def mhc_fused_post_pre(comb, post, residual, x, fn, residual_out, mix, sqrsum, stream=0):
+    _native.mhc_fused_post_pre(comb, post, residual, x, fn, residual_out, mix, sqrsum, stream)
+
+
+def mhc_head(residual, fn, scale, base, out, rms_eps=1e-6, eps=1e-6, stream=0):
+    _native.mhc_head(residual, fn, scale, base, out, rms_eps, eps, stream)
+
+
+def fmha_varlen_fwd(q, k, v, out, softmax_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, softmax_scale,
+                    logits_soft_cap=0.0, causal=False, window_left=-1, window_right=-1, stream=0):
+    """softmax_lse: fp32 [hq, total_q] or None."""
+    _native.fmha_varlen_fwd(q, k, v, out, softmax_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, softmax_scale,
+                            logits_soft_cap, causal, window_left, window_right, stream)

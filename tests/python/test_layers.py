@@ -1,0 +1,229 @@
+"""CPU tests of the Python layers above the extension (make check), with a stand-in for torch
+(tests/python/faketorch): the drop-in signatures against AITER's and vLLM's (names, order,
+defaults), the unsupported arguments, the ops registered for torch.compile, that the package
+imports without torch, and each wrapper's call reaching tests/fakegpu's HIP double with the
+right tensors (a swapped or misshaped argument fails the extension's checks).
+
+usage: PYTHONPATH=<installed wheel> python3 tests/python/test_layers.py BUILDDIR"""
+import inspect
+import os
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUILD = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build"
+FAKE_HIP = os.path.join(BUILD, "tests/fakegpu/hip")
+
+
+def child(code, fake_device=False):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(HERE, "faketorch"), env.get("PYTHONPATH", "")])
+    if fake_device:
+        env["LD_LIBRARY_PATH"] = FAKE_HIP
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    return r.returncode, r.stdout + r.stderr
+
+
+sys.path.insert(0, os.path.join(HERE, "faketorch"))
+import torch  # noqa: E402  (the stand-in)
+import aiter_aot.aiter as aiter  # noqa: E402
+import aiter_aot.aiter.fused_moe as fused_moe  # noqa: E402
+import aiter_aot.torch as T  # noqa: E402
+import aiter_aot.vllm as vllm  # noqa: E402
+
+# AITER's signatures (ROCm/aiter: aiter/ops/moe_op.py, aiter/ops/moe_sorting.py,
+# aiter/fused_moe.py, aiter/ops/mha.py) and vLLM's (csrc/moe/torch_bindings.cpp)
+WANT = {
+    aiter.topk_softmax: "(topk_weights, topk_indices, token_expert_indices, gating_output, need_renorm, "
+                        "num_shared_experts=0, shared_expert_scoring_func='')",
+    aiter.moe_sorting_fwd: "(topk_ids, topk_weights, sorted_token_ids, sorted_weights, sorted_expert_ids, "
+                           "num_valid_ids, moe_buf, num_experts, unit_size, local_expert_mask=None, "
+                           "num_local_tokens=None, dispatch_policy=0)",
+    fused_moe.moe_sorting: "(topk_ids, topk_weights, num_experts, model_dim, moebuf_dtype, block_size=32, "
+                           "expert_mask=None, num_local_tokens=None, dispatch_policy=0)",
+    aiter.fmha_v3_varlen_fwd: "(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, min_seqlen_q, "
+                              "dropout_p, softmax_scale, logits_soft_cap, zero_tensors, is_causal, "
+                              "window_size_left, window_size_right, return_softmax_lse, return_dropout_randval, "
+                              "how_v3_bf16_cvt, out=None, block_table=None, bias=None, alibi_slopes=None, "
+                              "q_descale=None, k_descale=None, v_descale=None, gen=None, "
+                              "cu_seqlens_q_padded=None, cu_seqlens_k_padded=None)",
+    vllm.topk_softmax: "(topk_weights, topk_ids, token_expert_indices, gating_output, renormalize=False, "
+                       "bias=None)",
+    vllm.mhc_post: "(x, residual, post_layer_mix, comb_res_mix)",
+}
+
+
+class Signatures(unittest.TestCase):
+    def test_drop_ins(self):
+        for fn, want in WANT.items():
+            self.assertEqual(str(inspect.signature(fn)), want, fn.__qualname__)
+
+    def test_mhc_order(self):
+        names = list(inspect.signature(vllm.mhc_pre).parameters)
+        self.assertEqual(names[:9], ["residual", "fn", "hc_scale", "hc_base", "rms_eps", "hc_pre_eps",
+                                     "hc_sinkhorn_eps", "hc_post_mult_value", "sinkhorn_repeat"])
+        names = list(inspect.signature(vllm.mhc_fused_post_pre).parameters)
+        self.assertEqual(names[:7], ["x", "residual", "post_layer_mix", "comb_res_mix", "fn", "hc_scale", "hc_base"])
+
+    def test_registered_ops(self):
+        reg = torch.library.registered
+        self.assertEqual(sorted(reg), sorted("aiter_aot::" + n for n in (
+            "topk_softmax", "topk_softmax_out", "moe_sorting", "mhc_pre", "mhc_prenorm_gemm", "mhc_pre_partials",
+            "mhc_post", "mhc_fused_post_pre", "mhc_head", "fmha_varlen_fwd")))
+        for name, rec in reg.items():
+            self.assertIsNotNone(rec["fake"], name + " has no fake implementation")
+        self.assertEqual(reg["aiter_aot::topk_softmax_out"]["mutates_args"],
+                         ("topk_weights", "topk_ids", "token_expert_indices"))
+        self.assertEqual([n for n, r in reg.items() if r["mutates_args"]], ["aiter_aot::topk_softmax_out"])
+
+    def test_fakes_shapes(self):
+        g = torch.empty((5, 16), dtype=torch.bfloat16)
+        w, i, e = torch.library.registered["aiter_aot::topk_softmax"]["fake"](g, 3, True)
+        self.assertEqual((w.shape, w.dtype, i.dtype, e.shape), ((5, 3), torch.float32, torch.int32, (5, 3)))
+        q = torch.empty((10, 8, 192), dtype=torch.bfloat16)
+        v = torch.empty((12, 2, 128), dtype=torch.bfloat16)
+        o, lse = torch.library.registered["aiter_aot::fmha_varlen_fwd"]["fake"](q, v, v, None, None, 10, 0.1,
+                                                                               False, -1, -1, 0.0, True)
+        self.assertEqual((o.shape, o.dtype, lse.shape), ((10, 8, 128), torch.bfloat16, (8, 10)))
+        r = torch.empty((3, 4, 256), dtype=torch.bfloat16)
+        out = torch.library.registered["aiter_aot::mhc_pre"]["fake"](r, None, None, None, None, [], False)
+        self.assertEqual([x.shape for x in out], [(3, 4), (3, 4, 4), (3, 256)])
+        out = torch.library.registered["aiter_aot::mhc_pre"]["fake"](torch.empty((3, 256), dtype=torch.bfloat16),
+                                                                    None, None, None, None, [], True)
+        self.assertEqual([x.shape for x in out], [(3, 4), (3, 4, 4), (3, 256), (3, 4, 256)])
+
+
+class Unsupported(unittest.TestCase):
+    def fmha(self, **kw):
+        q = torch.empty((128, 8, 128), dtype=torch.bfloat16)
+        cu = torch.tensor([0, 128], dtype=torch.int32)
+        args = [q, q, q, cu, cu, 128, 128, 0, 0.0, 128 ** -0.5, 0.0, False, False, -1, -1, False, False, 1]
+        for i, name in ((8, "dropout_p"), (16, "return_dropout_randval"), (17, "how_v3_bf16_cvt")):
+            if name in kw:
+                args[i] = kw.pop(name)
+        return aiter.fmha_v3_varlen_fwd(*args, **kw)
+
+    def test_fmha(self):
+        for kw, name in (({"dropout_p": 0.1}, "dropout_p"), ({"return_dropout_randval": True}, "return_dropout_randval"),
+                         ({"block_table": 1}, "block_table"), ({"bias": 1}, "bias"), ({"alibi_slopes": 1}, "alibi"),
+                         ({"q_descale": 1}, "q_descale"), ({"k_descale": 1}, "k_descale"),
+                         ({"v_descale": 1}, "v_descale"), ({"cu_seqlens_q_padded": 1}, "cu_seqlens_q_padded"),
+                         ({"cu_seqlens_k_padded": 1}, "cu_seqlens_k_padded")):
+            with self.assertRaises(NotImplementedError) as e:
+                self.fmha(**kw)
+            self.assertIn(name, str(e.exception))
+        with self.assertRaises(ValueError):
+            self.fmha(how_v3_bf16_cvt=3)
+
+    def test_moe(self):
+        x = torch.empty((4, 2), dtype=torch.int32)
+        with self.assertRaises(NotImplementedError) as e:
+            aiter.topk_softmax(x, x, x, x, True, num_shared_experts=1)
+        self.assertIn("num_shared_experts", str(e.exception))
+        with self.assertRaises(NotImplementedError) as e:
+            aiter.topk_softmax(x, x, x, x, True, 0, "sigmoid")
+        self.assertIn("shared_expert_scoring_func", str(e.exception))
+        with self.assertRaises(NotImplementedError) as e:
+            aiter.moe_sorting_fwd(x, x, x, x, x, x, None, 8, 32, None, x)
+        self.assertIn("num_local_tokens", str(e.exception))
+        with self.assertRaises(NotImplementedError) as e:
+            fused_moe.moe_sorting(x, x, 8, 64, torch.bfloat16, num_local_tokens=x)
+        self.assertIn("num_local_tokens", str(e.exception))
+        with self.assertRaises(NotImplementedError) as e:
+            vllm.topk_softmax(x, x, x, x, True, bias=x)
+        self.assertIn("bias", str(e.exception))
+
+
+class Import(unittest.TestCase):
+    def test_without_torch(self):
+        r = subprocess.run([sys.executable, "-c", "import sys, aiter_aot; print('torch' in sys.modules)"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.stdout.strip(), "False", r.stderr)
+
+
+# Each wrapper on the fake device: every call must pass the extension's checks (right tensor in
+# each place, right shapes and dtypes) and launch; the stand-in's tensors are host memory the
+# fake device never touches.
+CALLS = """
+import torch, aiter_aot as A
+import aiter_aot.aiter as aiter, aiter_aot.aiter.fused_moe as fused_moe, aiter_aot.vllm as vllm, aiter_aot.torch as T
+E = lambda *s, d=torch.float32: torch.empty(s, dtype=d)
+n = lambda: A.stats()["launches"]
+def run(name, f):
+    before = n()
+    try:
+        f()
+        print(name, "launches", n() - before)
+    except Exception as e:
+        print(name, "FAILED", type(e).__name__, e)
+g = E(6, 64, d=torch.bfloat16)
+run("aiter.topk_softmax", lambda: aiter.topk_softmax(E(6, 4), E(6, 4, d=torch.int32), E(6, 4, d=torch.int32), g, True))
+run("vllm.topk_softmax", lambda: vllm.topk_softmax(E(6, 4), E(6, 4, d=torch.int32), E(6, 4, d=torch.int32), g, False))
+run("vllm.topk_softmax int64", lambda: vllm.topk_softmax(E(6, 4), E(6, 4, d=torch.int64), E(6, 4, d=torch.int32), g))
+run("T.topk_softmax", lambda: T.topk_softmax(g, 4, True))
+ids, w = E(6, 4, d=torch.int32), E(6, 4)
+P, B, _ = A.moe_sorting_sizes(6, 4, 64, 32)
+run("aiter.moe_sorting_fwd", lambda: aiter.moe_sorting_fwd(ids, w, E(P, d=torch.int32), E(P), E(B, d=torch.int32),
+                                                           E(2, d=torch.int32), E(6, 128, d=torch.bfloat16), 64, 32))
+def fused():
+    r = fused_moe.moe_sorting(ids, w, 64, 128, torch.bfloat16)
+    assert len(r) == 5 and r[4].shape == (6, 128) and r[0].shape == (P,) and r[2].shape == (B,), [x.shape for x in r]
+run("fused_moe.moe_sorting", fused)
+run("T.moe_sorting", lambda: T.moe_sorting(ids, w, 64, 16, E(64, d=torch.int32)))
+q = E(128, 8, 128, d=torch.bfloat16)
+cu = torch.tensor([0, 128], dtype=torch.int32)
+def reproducer():
+    out, lse, p, rng = aiter.fmha_v3_varlen_fwd(q, q, q, cu, cu, 128, 128, 0, 0.0, 128 ** -0.5, 0.0, False, False,
+                                                 -1, -1, False, False, 1)
+    assert out.shape == (128, 8, 128) and lse.numel() == 0 and p.numel() == 0 and rng.shape == (2,), (out.shape,)
+    out, lse, _, _ = aiter.fmha_v3_varlen_fwd(q, q, q, cu, cu, 128, 128, 0, 0.0, 0.1, 0.0, True, True, -1, -1,
+                                              True, False, 0, out=out)
+    assert lse.shape == (8, 128)
+run("aiter.fmha_v3_varlen_fwd", reproducer)
+run("T.fmha_varlen_fwd", lambda: T.fmha_varlen_fwd(q, E(64, 2, 128, d=torch.bfloat16), E(64, 2, 128, d=torch.bfloat16),
+                                                   cu, torch.tensor([0, 64], dtype=torch.int32), 128, causal=True,
+                                                   return_lse=True))
+Tn, C = 3, 256
+r, fn, sc, base = E(Tn, 4, C, d=torch.bfloat16), E(24, 4 * C), E(3), E(24)
+post, comb, x = E(Tn, 4, 1), E(Tn, 4, 4), E(Tn, C, d=torch.bfloat16)
+run("vllm.mhc_pre", lambda: vllm.mhc_pre(r, fn, sc, base, 1e-6, 1e-6, 1e-6, 2.0, 20))
+run("vllm.mhc_pre norm", lambda: vllm.mhc_pre(r, fn, sc, base, norm_weight=E(C, d=torch.bfloat16)))
+run("vllm.mhc_post", lambda: vllm.mhc_post(x, r, post, comb))
+run("vllm.mhc_fused_post_pre", lambda: vllm.mhc_fused_post_pre(x, r, post, comb, fn, sc, base))
+run("vllm.mhc_pre_broadcast", lambda: vllm.mhc_pre_broadcast(E(Tn, C, d=torch.bfloat16), E(24, C), sc, base,
+                                                             E(C, d=torch.bfloat16)))
+run("vllm.hc_head", lambda: vllm.hc_head(r, E(4, 4 * C), E(1), E(4)))
+run("aiter.mhc_post", lambda: aiter.mhc_post(x, r, post, comb))
+run("T.mhc_prenorm_gemm", lambda: T.mhc_prenorm_gemm(r, fn, 4))
+run("T.mhc_pre_partials", lambda: T.mhc_pre_partials(E(4, Tn, 24), E(4, Tn), sc, base, r))
+run("swapped", lambda: vllm.mhc_post(r, x, post, comb))
+"""
+
+EXPECT = {"aiter.topk_softmax": 1, "vllm.topk_softmax": 1, "vllm.topk_softmax int64": 1, "T.topk_softmax": 1,
+          "aiter.moe_sorting_fwd": 3, "fused_moe.moe_sorting": 3, "T.moe_sorting": 3,
+          "aiter.fmha_v3_varlen_fwd": 2, "T.fmha_varlen_fwd": 1, "vllm.mhc_post": 1, "vllm.hc_head": 1,
+          "aiter.mhc_post": 1, "T.mhc_prenorm_gemm": 1, "T.mhc_pre_partials": 1}
+
+
+class FakeDeviceCalls(unittest.TestCase):
+    def test_every_wrapper_launches(self):
+        if not os.path.exists(os.path.join(FAKE_HIP, "libamdhip64.so.7")):
+            self.skipTest("no fake HIP library in this build")
+        rc, out = child(CALLS, fake_device=True)
+        self.assertEqual(rc, 0, out)
+        lines = dict(l.split(" launches ") if " launches " in l else (l, "") for l in out.splitlines())
+        for name, n in EXPECT.items():
+            self.assertEqual(lines.get(name, out), str(n), name)
+        for name in ("vllm.mhc_pre", "vllm.mhc_pre norm", "vllm.mhc_fused_post_pre", "vllm.mhc_pre_broadcast"):
+            self.assertIn(name, lines)
+            self.assertGreaterEqual(int(lines[name] or 0), 1, out)
+        self.assertIn("swapped FAILED ValueError mhc_post: residual has shape (3, 256); the op needs "
+                      "[tokens, 4, hidden] = (*, 4, *)", out)
+
+
+if __name__ == "__main__":
+    r = unittest.main(argv=sys.argv[:1], exit=False, verbosity=1).result
+    bad = len(r.failures) + len(r.errors)
+    print(f"{r.testsRun - bad} passed, {bad} failed")
+    sys.exit(1 if bad else 0)

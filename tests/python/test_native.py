@@ -1,0 +1,534 @@
+"""CPU tests of the extension aiter_aot._native (make check): import, what is embedded, the
+library's answers without a GPU, DLPack parsing (NumPy and hand-made capsules of both kinds),
+every op's argument checks and messages, the interposition case of the AITER report, and the
+whole path to a (fake) device.
+
+usage: PYTHONPATH=<installed wheel> python3 tests/python/test_native.py BUILDDIR "TARGETS"
+The last line is "N passed, N failed"."""
+import os
+import subprocess
+import sys
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import aiter_aot as A  # noqa: E402
+from aiter_aot import _native as N  # noqa: E402
+from dlpack_producer import BFLOAT, COMPLEX, CPU, CUDA, FLOAT, ROCM, Producer, capsule_name  # noqa: E402
+
+BUILD = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build"
+TARGETS = sys.argv[2].split() if len(sys.argv) > 2 else []
+PARAMS = A.MHC_PARAMS
+
+
+def child(code, env=None):
+    """Runs `code` in a fresh interpreter with this one's path; returns (rc, stdout + stderr)."""
+    e = dict(os.environ)
+    e.update(env or {})
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=120)
+    return r.returncode, r.stdout + r.stderr
+
+
+def gpu(shape, dtype="float32", **kw):
+    """A DLPack tensor on cuda:0 whose data pointer is 256-byte aligned (never dereferenced)."""
+    return Producer(shape, dtype, **kw)
+
+
+class Library(unittest.TestCase):
+    def test_version(self):
+        self.assertEqual(A.version(), "0.1.0")
+        self.assertEqual(A.__version__, A.version())
+
+    def test_targets(self):
+        t = A.targets()
+        self.assertTrue(t, "no target embedded")
+        for want in TARGETS:
+            short = want.split(":")[0]
+            self.assertTrue(any(x.endswith("--" + short) or ("--" + short + ":") in x for x in t), (want, t))
+        self.assertEqual(len(t), len(TARGETS) if TARGETS else len(t))
+
+    def test_kernels(self):
+        self.assertEqual(sorted(A.kernels()), ["fmha", "mhc", "moe_sorting", "topk_softmax"])
+        self.assertEqual(sorted(A.kernels("gfx942")), ["fmha", "mhc", "moe_sorting", "topk_softmax"])
+        self.assertEqual(A.kernels("gfx1201"), [])
+
+    def test_stats_start_at_zero(self):
+        rc, out = child("import aiter_aot as A; print(A.stats())")
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(eval(out), {"modules_loaded": 0, "frames_decompressed": 0, "launches": 0,
+                                     "device_loads": 0})
+
+    def test_no_device(self):
+        # Debian's libamdhip64.so.5 is here and finds no GPU
+        with self.assertRaises(A.Error) as e:
+            A.init()
+        self.assertIsInstance(e.exception, RuntimeError)
+        self.assertEqual(e.exception.status, 2)
+        self.assertEqual(e.exception.status_name, "no device")
+        self.assertIn("no device", str(e.exception))
+        self.assertEqual(e.exception.message, A.last_error())
+        self.assertIn("libamdhip64", A.gpu_library())
+        with self.assertRaises(A.Error) as e:
+            A.device_target()
+        self.assertEqual(e.exception.status, 2)
+
+    def test_preload_no_device(self):
+        for dev in (0, -1, 64):
+            with self.assertRaises(A.Error) as e:
+                A.preload(dev)
+            self.assertEqual(e.exception.status, 2, dev)
+        self.assertEqual(A.stats()["device_loads"], 0)
+
+    def test_sizes(self):
+        self.assertEqual(A.moe_sorting_sizes(4, 2, 8, 32), (4 * 2 + 8 * 32 - 2, (4 * 2 + 8 * 32 - 2 + 31) // 32,
+                                                             A.moe_sorting_sizes(4, 2, 8, 32)[2]))
+        self.assertGreater(A.moe_sorting_sizes(4, 2, 8)[2], 0)
+        self.assertEqual(A.moe_sorting_sizes(4, 2, 8, 0)[0], 4 * 2 + 8 * 32 - 2)
+        self.assertGreater(A.mhc_workspace_size(16, 4096), 0)
+        self.assertEqual(A.mhc_workspace_size(16, 100), 0)
+
+
+class Extension(unittest.TestCase):
+    """What the shared object asks of the system and shows it."""
+
+    so = N.__file__
+
+    def test_needed(self):
+        r = subprocess.run(["readelf", "-d", self.so], capture_output=True, text=True, check=True)
+        needed = {l.split("[")[1].split("]")[0] for l in r.stdout.splitlines() if "(NEEDED)" in l}
+        # glibc only: no libzstd, libelf, libamdhip64, libcuda, libpython or libtorch
+        self.assertLessEqual(needed, {"libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0",
+                                      "ld-linux-x86-64.so.2"}, needed)
+
+    def test_exports_only_the_init(self):
+        r = subprocess.run(["nm", "-D", "--defined-only", self.so], capture_output=True, text=True, check=True)
+        self.assertEqual([l.split()[-1] for l in r.stdout.splitlines()], ["PyInit__native"])
+
+    def test_abi3(self):
+        self.assertTrue(self.so.endswith("_native.abi3.so"), self.so)
+
+
+class DLPackNumPy(unittest.TestCase):
+    def test_contiguous(self):
+        a = np.zeros((3, 5), np.float32)
+        d = N._describe(a)
+        self.assertEqual((d["shape"], d["strides"], d["dtype"], d["device"]), ((3, 5), (5, 1), "float32", "cpu"))
+        self.assertEqual(d["data"], a.ctypes.data)
+
+    def test_views(self):
+        a = np.zeros((4, 6), np.int32)
+        v = a[1:, ::2]
+        d = N._describe(v)
+        self.assertEqual((d["shape"], d["strides"], d["dtype"]), ((3, 3), (6, 2), "int32"))
+        self.assertEqual(d["data"], a.ctypes.data + 6 * 4)
+        self.assertEqual(N._describe(a.T)["strides"], (1, 6))
+
+    def test_dtypes(self):
+        for dt, name in ((np.float16, "float16"), (np.float64, "float64"), (np.int64, "int64"), (np.uint8, "uint8"),
+                         (np.int8, "int8"), (np.int16, "int16")):
+            self.assertEqual(N._describe(np.zeros(2, dt))["dtype"], name)
+        self.assertIn("code 5", N._describe(np.zeros(2, np.complex64))["dtype"])
+
+    def test_cpu_refused(self):
+        g = np.zeros((4, 8), np.float32)
+        with self.assertRaises(ValueError) as e:
+            A.topk_softmax(g, np.zeros((4, 2), np.float32), np.zeros((4, 2), np.int32), None, False)
+        self.assertEqual(str(e.exception), "topk_softmax: gating_output is a CPU tensor (cpu); the op needs GPU "
+                         "tensors (CUDA or ROCm): move it with .cuda() / .to(device)")
+
+    def test_not_a_tensor(self):
+        with self.assertRaises(TypeError) as e:
+            A.topk_softmax([1.0, 2.0], None, None, None, False)
+        self.assertIn("gating_output is a list; the op needs a tensor", str(e.exception))
+        with self.assertRaises(TypeError) as e:
+            A.topk_softmax(gpu((4, 8)), None, None, None, False)
+        self.assertIn("topk_weights is None; the op needs a tensor", str(e.exception))
+
+
+class DLPackCapsules(unittest.TestCase):
+    def test_versioned_first(self):
+        p = gpu((2, 3), "bfloat16", strides=(7, 1), byte_offset=64)
+        d = N._describe(p)
+        self.assertEqual((d["shape"], d["strides"], d["dtype"], d["device"], d["versioned"]),
+                         ((2, 3), (7, 1), "bfloat16", "cuda:0", 1))
+        self.assertEqual(d["data"], 0x10000 + 64)
+        self.assertEqual(p.calls[0]["max_version"], (1, 0))
+        self.assertEqual(p.deleted, 1)
+
+    def test_unversioned_fallback(self):
+        p = gpu((5,), "int64", version=None, device=(ROCM, 3))
+        d = N._describe(p)
+        self.assertEqual((d["shape"], d["strides"], d["dtype"], d["device"], d["versioned"]),
+                         ((5,), (1,), "int64", "rocm:3", 0))
+        self.assertEqual(len(p.calls), 2)  # max_version refused, then the plain call
+        self.assertEqual(p.deleted, 1)
+
+    def test_null_strides_are_compact(self):
+        self.assertEqual(N._describe(gpu((2, 3, 4)))["strides"], (12, 4, 1))
+
+    def test_capsule_renamed_and_not_reused(self):
+        p = gpu((4,))
+        for versioned in (True, False):
+            cap = p.capsule(versioned)
+            before = p.deleted
+            N._describe(cap)
+            self.assertEqual(capsule_name(cap), "used_dltensor_versioned" if versioned else "used_dltensor")
+            self.assertEqual(p.deleted, before + 1)
+            with self.assertRaises(ValueError) as e:
+                N._describe(cap)
+            self.assertIn("already consumed", str(e.exception))
+            self.assertEqual(p.deleted, before + 1)  # no second delete
+
+    def test_newer_major_refused(self):
+        with self.assertRaises(ValueError) as e:
+            N._describe(gpu((4,), version=(2, 1)))
+        self.assertIn("DLPack version 2.1; this extension reads 1.x", str(e.exception))
+
+    def test_odd_dtypes(self):
+        self.assertIn("lanes", N._describe(gpu((4,), (FLOAT, 32, 4)))["dtype"])
+        with self.assertRaises(TypeError) as e:
+            A.topk_softmax(gpu((4, 8), (COMPLEX, 64, 1)), gpu((4, 2)), gpu((4, 2), "int32"), None, False)
+        self.assertIn("gating_output has dtype DLPack dtype (code 5, 64 bits, 1 lanes); the op needs float32, "
+                      "float16 or bfloat16", str(e.exception))
+        self.assertEqual(N._describe(gpu((2,), (BFLOAT, 16, 1)))["dtype"], "bfloat16")
+
+    def test_readonly_output(self):
+        with self.assertRaises(ValueError) as e:
+            A.topk_softmax(gpu((4, 8)), gpu((4, 2), readonly=True), gpu((4, 2), "int32"), None, False)
+        self.assertIn("topk_weights is read-only", str(e.exception))
+
+    def test_readonly_inputs_pass(self):
+        # FMHA's outputs come before its cu_seqlens inputs: only out and softmax_lse must be writable
+        q = lambda **kw: gpu((8, 2, 64), "bfloat16", **kw)
+        cu = lambda **kw: gpu((2,), "int32", **kw)
+        with self.assertRaises(A.Error) as e:
+            A.fmha_varlen_fwd(q(readonly=True), q(), q(), q(), None, cu(readonly=True), cu(readonly=True), 8, 0.125)
+        self.assertEqual(e.exception.status, 2)  # reached the library
+        with self.assertRaises(ValueError) as e:
+            A.fmha_varlen_fwd(q(), q(), q(), q(readonly=True), None, cu(), cu(), 8, 0.125)
+        self.assertIn("out is read-only", str(e.exception))
+
+    def test_devices(self):
+        with self.assertRaises(ValueError) as e:
+            A.topk_softmax(gpu((4, 8)), gpu((4, 2), device=(CUDA, 1)), gpu((4, 2), "int32"), None, False)
+        self.assertIn("topk_weights is on cuda:1, gating_output on cuda:0", str(e.exception))
+        with self.assertRaises(ValueError) as e:
+            A.topk_softmax(gpu((4, 8), device=(CPU, 0)), gpu((4, 2)), gpu((4, 2), "int32"), None, False)
+        self.assertIn("gating_output is a CPU tensor", str(e.exception))
+        with self.assertRaises(ValueError) as e:
+            A.topk_softmax(gpu((4, 8), device=(14, 0)), gpu((4, 2)), gpu((4, 2), "int32"), None, False)
+        self.assertIn("needs a CUDA or ROCm device", str(e.exception))
+
+    def test_deleted_on_error_too(self):
+        ps = [gpu((4, 8)), gpu((4, 2)), gpu((4, 2), "int64")]
+        with self.assertRaises(TypeError):
+            A.topk_softmax(*ps, None, False)
+        self.assertEqual([p.deleted for p in ps], [1, 1, 1])
+
+    def test_stream_passed_to_producer(self):
+        p = gpu((4, 8))
+        with self.assertRaises(A.Error):
+            A.topk_softmax(p, gpu((4, 2)), gpu((4, 2), "int32"), None, False, stream=12345)
+        self.assertEqual(p.calls[0].get("stream"), 12345)
+        q = gpu((4, 8))
+        with self.assertRaises(A.Error):
+            A.topk_softmax(q, gpu((4, 2)), gpu((4, 2), "int32"), None, False)
+        self.assertNotIn("stream", q.calls[0])  # stream 0: none passed (CUDA forbids 0 there)
+
+
+class TupleForm(unittest.TestCase):
+    def test_describe(self):
+        d = N._describe((0x2000, (3, 4), (8, 1), 2, 1))
+        self.assertEqual((d["data"], d["shape"], d["strides"], d["dtype"], d["device"]),
+                         (0x2000, (3, 4), (8, 1), "bfloat16", "cuda:1"))
+        self.assertEqual(N._describe((0x2000, (3,), (1,), 0, -1))["device"], "cpu")
+        self.assertEqual(N._describe((0x2000, (3,), (1,), 42, 0))["dtype"], "dtype code 42")
+
+    def test_malformed(self):
+        with self.assertRaises(TypeError):
+            N._describe((0x2000, (3, 4), (1,), 0, 0))
+        with self.assertRaises(TypeError):
+            N._describe((0x2000, [3, 4], (4, 1), 0, 0))
+
+
+_next = [0]
+
+
+def t(shape, dtype="float32", align=256, strides=None):
+    """A tuple-form tensor on cuda:0 at an address of its own, 256-byte aligned unless `align`
+    says otherwise (never dereferenced)."""
+    _next[0] += 1
+    dt = {"float32": 0, "float16": 1, "bfloat16": 2, "int32": 3, "int64": 4, "uint8": 5}[dtype]
+    if strides is None:
+        strides, s = [], 1
+        for n in reversed(shape):
+            strides.insert(0, s)
+            s *= n
+    return (_next[0] << 20 | (align if align < 256 else 0), tuple(shape), tuple(strides), dt, 0)
+
+
+class OpChecks(unittest.TestCase):
+    """Every op: a valid call passes every check and reaches the library (which says "no device"
+    here), and each kind of bad argument is refused with a message naming it."""
+
+    def reaches_library(self, fn, *args):
+        with self.assertRaises(A.Error) as e:
+            fn(*args)
+        self.assertEqual(e.exception.status, 2, str(e.exception))
+
+    def refused(self, exc, texts, fn, *args):
+        with self.assertRaises(exc) as e:
+            fn(*args)
+        for text in (texts,) if isinstance(texts, str) else texts:
+            self.assertIn(text, str(e.exception))
+        self.assertTrue(str(e.exception).startswith(fn.__name__ + ": "), str(e.exception))
+        self.assertNotIsInstance(e.exception, A.Error)
+
+    def test_topk_softmax(self):
+        ok = [t((4, 8), "bfloat16"), t((4, 2)), t((4, 2), "int32"), t((4, 2), "int32"), True]
+        self.reaches_library(A.topk_softmax, *ok)
+        self.reaches_library(A.topk_softmax, *ok[:3], None, False)
+        self.reaches_library(A.topk_softmax, t((4, 8), strides=(16, 1)), *ok[1:])  # strided rows
+        bad = list(ok)
+        bad[0] = t((4, 8), strides=(1, 4))
+        self.refused(ValueError, "gating_output has strides (1, 4); the op needs (*, 1)", A.topk_softmax, *bad)
+        bad = list(ok)
+        bad[2] = t((4, 3), "int32")
+        self.refused(ValueError, "topk_ids has shape (4, 3); the op needs [tokens, k] = (4, 2)", A.topk_softmax, *bad)
+        bad = list(ok)
+        bad[1] = t((4, 2), "float16")
+        self.refused(TypeError, "topk_weights has dtype float16; the op needs float32", A.topk_softmax, *bad)
+        bad = list(ok)
+        bad[1] = t((4, 2), align=2)
+        self.refused(ValueError, ("topk_weights: data pointer 0x", "is not 4-byte aligned; the op needs 4-byte alignment"), A.topk_softmax, *bad)
+        bad = list(ok)
+        bad[3] = t((4, 2), "int32", strides=(1, 4))
+        self.refused(ValueError, "token_expert_indices has strides (1, 4); the op needs (2, 1)", A.topk_softmax, *bad)
+
+    def test_moe_sorting(self):
+        T_, k, E, bs = 5, 2, 8, 16
+        P, B, W = A.moe_sorting_sizes(T_, k, E, bs)
+        ok = [t((T_, k), "int32"), t((T_, k)), None, t((P,), "int32"), t((P,)), t((B,), "int32"), t((2,), "int32"),
+              None, t((W,), "uint8"), E, bs]
+        self.reaches_library(A.moe_sorting, *ok)
+        ok2 = list(ok)
+        ok2[2], ok2[7] = t((E,), "int32"), t((T_, 64), "bfloat16")
+        self.reaches_library(A.moe_sorting, *ok2)
+        bad = list(ok)
+        bad[3] = t((P + 1,), "int32")
+        self.refused(ValueError, f"sorted_token_ids has shape ({P + 1},); the op needs [max_num_tokens_padded] = "
+                     f"({P},)", A.moe_sorting, *bad)
+        bad = list(ok)
+        bad[5] = t((B - 1,), "int32")
+        self.refused(ValueError, "sorted_expert_ids has shape", A.moe_sorting, *bad)
+        bad = list(ok)
+        bad[2] = t((E + 1,), "int32")
+        self.refused(ValueError, f"expert_mask has shape ({E + 1},); the op needs [num_experts] = ({E},)",
+                     A.moe_sorting, *bad)
+        bad = list(ok)
+        bad[0] = t((T_, k), "int64")
+        self.refused(TypeError, "topk_ids has dtype int64; the op needs int32", A.moe_sorting, *bad)
+        bad = list(ok)
+        bad[6] = t((3,), "int32")
+        self.refused(ValueError, "num_valid_ids has shape (3,); the op needs [2] = (2,)", A.moe_sorting, *bad)
+        bad = list(ok)
+        bad[7] = t((T_, 64), "bfloat16", align=8)
+        self.refused(ValueError, ("moe_buf: data pointer 0x", "is not 16-byte aligned; the op needs 16-byte alignment"), A.moe_sorting, *bad)
+
+    def test_mhc_prenorm_gemm(self):
+        T_, C, S = 3, 256, 4
+        ok = [t((T_, 4, C), "bfloat16"), t((24, 4 * C)), t((S, T_, 24)), t((S, T_)), False]
+        self.reaches_library(A.mhc_prenorm_gemm, *ok)
+        self.reaches_library(A.mhc_prenorm_gemm, t((T_, C), "bfloat16"), t((24, C)), *ok[2:4], True)
+        bad = list(ok)
+        bad[1] = t((24, C))
+        self.refused(ValueError, f"fn has shape (24, {C}); the op needs [24, 4 * hidden] = (24, {4 * C})",
+                     A.mhc_prenorm_gemm, *bad)
+        bad = list(ok)
+        bad[0] = t((T_, 4, C), "bfloat16", align=2)
+        self.refused(ValueError, ("residual: data pointer 0x", "is not 16-byte aligned; the op needs 16-byte alignment"), A.mhc_prenorm_gemm, *bad)
+        bad = list(ok)
+        bad[3] = t((S + 1, T_))
+        self.refused(ValueError, f"sqrsum has shape ({S + 1}, {T_}); the op needs [splits, tokens] = ({S}, {T_})",
+                     A.mhc_prenorm_gemm, *bad)
+
+    def test_mhc_pre(self):
+        T_, C, S = 3, 256, 2
+        ok = [t((S, T_, 24)), t((S, T_)), t((3,)), t((24,)), t((T_, 4, C), "bfloat16"), t((C,), "bfloat16"),
+              t((T_, 4)), t((T_, 4, 4)), t((T_, C), "bfloat16"), None, PARAMS, False]
+        self.reaches_library(A.mhc_pre, *ok)
+        bc = list(ok)
+        bc[4], bc[9], bc[11] = t((T_, C), "bfloat16"), t((T_, 4, C), "bfloat16"), True
+        self.reaches_library(A.mhc_pre, *bc)
+        bad = list(bc)
+        bad[9] = None
+        self.refused(ValueError, "residual_out is None; broadcast needs it", A.mhc_pre, *bad)
+        bad = list(ok)
+        bad[9] = t((T_, 4, C), "bfloat16")
+        self.refused(ValueError, "residual_out is given without broadcast", A.mhc_pre, *bad)
+        bad = list(ok)
+        bad[5] = t((C,))
+        self.refused(TypeError, "norm_weight has dtype float32; the op needs bfloat16", A.mhc_pre, *bad)
+        bad = list(ok)
+        bad[10] = (1e-6, 1e-6, 1e-6, 2.0)
+        self.refused(TypeError, "params must be a tuple (rms_eps, pre_eps", A.mhc_pre, *bad)
+        bad = list(ok)
+        bad[7] = t((T_, 16))
+        self.refused(ValueError, f"comb has shape ({T_}, 16); the op needs [tokens, 4, 4] = ({T_}, 4, 4)",
+                     A.mhc_pre, *bad)
+
+    def test_mhc_pre_full(self):
+        T_, C = 3, 256
+        W = max(A.mhc_workspace_size(T_, C), 16)
+        ok = [t((T_, 4, C), "bfloat16"), t((24, 4 * C)), t((3,)), t((24,)), None, t((T_, 4)), t((T_, 4, 4)),
+              t((T_, C), "bfloat16"), None, t((W,), "uint8"), PARAMS, False]
+        self.reaches_library(A.mhc_pre_full, *ok)
+        bad = list(ok)
+        bad[3] = t((23,))
+        self.refused(ValueError, "base has shape (23,); the op needs [24] = (24,)", A.mhc_pre_full, *bad)
+        bad = list(ok)
+        bad[7] = t((T_, C + 256), "bfloat16")
+        self.refused(ValueError, "layer_input has shape", A.mhc_pre_full, *bad)
+
+    def test_mhc_post(self):
+        T_, C = 3, 512
+        ok = [t((T_, 4, 4)), t((T_, 4)), t((T_, 4, C), "bfloat16"), t((T_, C), "bfloat16"), t((T_, 4, C), "bfloat16")]
+        self.reaches_library(A.mhc_post, *ok)
+        bad = list(ok)
+        bad[1] = t((T_, 4, 1))
+        self.refused(ValueError, f"post has shape ({T_}, 4, 1); the op needs [tokens, 4] = ({T_}, 4)",
+                     A.mhc_post, *bad)
+        bad = list(ok)
+        bad[2] = t((T_, 4, C), "bfloat16", strides=(4 * C, 1, 4))
+        self.refused(ValueError, "residual has strides", A.mhc_post, *bad)
+
+    def test_mhc_fused_post_pre(self):
+        T_, C, S = 3, 256, 4
+        ok = [t((T_, 4, 4)), t((T_, 4)), t((T_, 4, C), "bfloat16"), t((T_, C), "bfloat16"), t((24, 4 * C)),
+              t((T_, 4, C), "bfloat16"), t((S, T_, 24)), t((S, T_))]
+        self.reaches_library(A.mhc_fused_post_pre, *ok)
+        bad = list(ok)
+        bad[5] = t((T_ + 1, 4, C), "bfloat16")
+        self.refused(ValueError, "residual_out has shape", A.mhc_fused_post_pre, *bad)
+
+    def test_mhc_head(self):
+        T_, C = 3, 256
+        ok = [t((T_, 4, C), "bfloat16"), t((4, 4 * C)), t((1,)), t((4,)), t((T_, C), "bfloat16"), 1e-6, 1e-6]
+        self.reaches_library(A.mhc_head, *ok)
+        bad = list(ok)
+        bad[1] = t((24, 4 * C))
+        self.refused(ValueError, f"fn has shape (24, {4 * C}); the op needs [4, 4 * hidden] = (4, {4 * C})",
+                     A.mhc_head, *bad)
+
+    def test_fmha(self):
+        Tq, Tk, hq, hk, d = 10, 12, 8, 2, 128
+        ok = [t((Tq, hq, d), "bfloat16"), t((Tk, hk, d), "bfloat16"), t((Tk, hk, d), "bfloat16"),
+              t((Tq, hq, d), "bfloat16"), t((hq, Tq)), t((3,), "int32"), t((3,), "int32"), 8, 0.088, 0.0, True, -1,
+              -1]
+        self.reaches_library(A.fmha_varlen_fwd, *ok)
+        self.reaches_library(A.fmha_varlen_fwd, *ok[:4], None, *ok[5:])
+        # a strided token dimension (q sliced out of a packed qkv tensor) is fine
+        self.reaches_library(A.fmha_varlen_fwd, t((Tq, hq, d), "bfloat16", strides=(3 * hq * d, d, 1)), *ok[1:])
+        bad = list(ok)
+        bad[1] = t((Tk, hk, d), "float16")
+        self.refused(TypeError, "k has dtype float16; the op needs bfloat16", A.fmha_varlen_fwd, *bad)
+        bad = list(ok)
+        bad[0] = t((Tq, hq, d), "bfloat16", strides=(hq * d, 1, hq))
+        self.refused(ValueError, "q has strides", A.fmha_varlen_fwd, *bad)
+        bad = list(ok)
+        bad[3] = t((Tq, hq, 64), "bfloat16")
+        self.refused(ValueError, f"out has shape ({Tq}, {hq}, 64); the op needs [total_q, hq, d_v] = ({Tq}, {hq}, "
+                     f"{d})", A.fmha_varlen_fwd, *bad)
+        bad = list(ok)
+        bad[6] = t((4,), "int32")
+        self.refused(ValueError, "cu_seqlens_k has shape (4,)", A.fmha_varlen_fwd, *bad)
+        bad = list(ok)
+        bad[5], bad[6] = t((1,), "int32"), t((1,), "int32")
+        self.refused(ValueError, "cu_seqlens_q has 1 entries; the op needs batch + 1 >= 2", A.fmha_varlen_fwd, *bad)
+        bad = list(ok)
+        bad[2] = t((Tk, hk, d), "bfloat16", align=8)
+        self.refused(ValueError, ("v: data pointer 0x", "is not 16-byte aligned; the op needs 16-byte alignment"), A.fmha_varlen_fwd, *bad)
+        bad = list(ok)
+        bad[4] = t((Tq, hq))
+        self.refused(ValueError, f"softmax_lse has shape ({Tq}, {hq}); the op needs [hq, total_q] = ({hq}, {Tq})",
+                     A.fmha_varlen_fwd, *bad)
+
+
+STUB_FIRST = """
+import ctypes, os
+stub = ctypes.CDLL({stub!r}, os.RTLD_NOW | os.RTLD_GLOBAL)   # as TileLang loads libhip_stub.so
+import aiter_aot as A
+try:
+    A.init(); print("init ok")
+except A.Error as e:
+    print("init", e.status, e)
+print("library", A.gpu_library())
+print("stub calls", ctypes.c_int.in_dll(stub, "hipstub_calls").value)
+"""
+
+
+class Interposition(unittest.TestCase):
+    """The AITER report's reproducer: a hip* stub loaded RTLD_GLOBAL before the package."""
+
+    stub = os.path.join(BUILD, "tests/interpose/libhipstub.so")
+
+    def test_stub_first(self):
+        rc, out = child(STUB_FIRST.format(stub=self.stub))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("init 2 init: HIP reports no device", out)  # the real library's answer
+        self.assertRegex(out, r"library /\S*libamdhip64\.so\.5")
+        self.assertIn("stub calls 0", out)
+
+    def test_global_symbols_reach_the_stub(self):
+        rc, out = child(STUB_FIRST.format(stub=self.stub), {"AITER_AOT_GLOBAL_SYMBOLS": "1"})
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, r"stub calls [1-9]")
+
+
+FAKE_DEVICE = """
+import aiter_aot as A, numpy as np
+from aiter_aot import _native as N
+A.preload(0)
+s = A.stats()
+print("preload", s["device_loads"], s["modules_loaded"] > 0)
+A.preload(0)
+print("again", A.stats()["device_loads"], A.stats()["modules_loaded"] == s["modules_loaded"])
+try:
+    A.preload(1)
+except A.Error as e:
+    print("preload(1)", e.status, e.message)
+N._allow_cpu(True)   # the fake device records launches without running them
+g = np.zeros((4, 8), np.float32); w = np.zeros((4, 2), np.float32); i = np.zeros((4, 2), np.int32)
+A.topk_softmax(g, w, i, None, True)
+print("launches", A.stats()["launches"], A.device_target())
+try:   # what only the library checks: experts > 1024
+    A.topk_softmax(np.zeros((4, 2000), np.float32), w, i, None, True)
+except A.Error as e:
+    print("library check", type(e).__name__, isinstance(e, ValueError), e.status, e)
+"""
+
+
+class FakeDevice(unittest.TestCase):
+    """The whole path on tests/fakegpu's HIP double (one MI300X that records launches)."""
+
+    def test_preload_and_launch(self):
+        lib = os.path.join(BUILD, "tests/fakegpu/hip")
+        if not os.path.exists(os.path.join(lib, "libamdhip64.so.7")):
+            self.skipTest("no fake HIP library in this build")
+        if not any("gfx942" in x for x in A.targets()):
+            self.skipTest("gfx942 is not embedded")
+        rc, out = child(FAKE_DEVICE, {"LD_LIBRARY_PATH": lib})
+        self.assertEqual(rc, 0, out)
+        self.assertIn("preload 1 True", out)
+        self.assertIn("again 1 True", out)
+        self.assertIn("preload(1) 1 aiter_aot_preload: device = 1; this process sees 1 device", out)
+        self.assertIn("launches 1 amdgcn-amd-amdhsa--gfx942", out)
+        self.assertIn("library check ArgumentError True 1 topk_softmax: topk_softmax: experts = 2000", out)
+
+
+if __name__ == "__main__":
+    r = unittest.main(argv=sys.argv[:1], exit=False, verbosity=1).result
+    bad = len(r.failures) + len(r.errors)
+    print(f"{r.testsRun - bad} passed, {bad} failed")
+    sys.exit(1 if bad else 0)
