@@ -265,3 +265,42 @@ void harness_route_bad_args(const harness_mem *m, harness_tally *t)
         harness_rejects(t, "moe_align_block_size", b[i].what, aiter_aot_moe_align_block_size(&b[i].a, m->stream));
     m->release(buf);
 }
+
+/* ---- the GPU list (tests/gpu/gpu_test.c): the served models' shapes at 1 .. 65536 tokens ---- */
+
+void harness_route_gpu(const harness_mem *m, harness_tally *t, int quick, uint64_t *seed)
+{
+    static const int tokens[] = {1, 7, 64, 1024, 16384, 65536};
+    /* DeepSeek-V3/R1, DeepSeek-V4-style with and without hash routing, Llama-4-style top-1 */
+    const route_case models[] = {
+        {0, 256, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_BF16, 1, 8, 4, 1, 2.5f, 0, 0, 0},
+        {0, 256, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_F32, 1, 8, 4, 1, 2.5f, 0, 1, 0},
+        {0, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_BF16, 2, 0, 0, 1, 1.5f, 0, 0, 0},
+        {0, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_BF16, 0, 0, 0, 1, 1.5f, 1, 0, 0},
+        {0, 128, 1, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_BF16, 0, 0, 0, 0, 1.0f, 0, 0, 0},
+        {0, 160, 6, AITER_AOT_ROUTE_SOFTMAX, AITER_AOT_DTYPE_F16, 0, 8, 3, 0, 1.0f, 0, 0, 0}};
+    for (size_t a = 0; a < sizeof tokens / sizeof tokens[0]; a++)
+        for (size_t r = 0; r < sizeof models / sizeof models[0]; r++) {
+            if (quick && (a + r) % 3) continue;
+            route_case c = models[r];
+            c.tokens = tokens[a];
+            harness_route(m, &c, (*seed)++, t);
+        }
+    const route_case edges[] = {
+        {4099, 256, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_F16, 1, 8, 4, 1, 2.5f, 0, 0, 1},
+        {4099, 256, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_BF16, 1, 8, 4, 1, 2.5f, 0, 0, 2},
+        {4099, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_F32, 0, 0, 0, 1, 1.5f, 2, 1, 1},
+        {333, 1024, 32, AITER_AOT_ROUTE_SOFTMAX, AITER_AOT_DTYPE_BF16, 1, 32, 8, 1, 1.0f, 0, 0, 0},
+        {333, 32, 4, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_F32, 1, 32, 5, 1, 1.0f, 0, 0, 0}};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) harness_route(m, &edges[i], (*seed)++, t);
+    static const int bss[] = {16, 64, 128};
+    for (size_t a = 0; a < sizeof tokens / sizeof tokens[0]; a++)
+        for (size_t b = 0; b < 3; b++) {
+            if (quick && (a + b) % 2) continue;
+            align_case c = {tokens[a], 8, 256, bss[b], (int)((a + b) % 2), (int)((a + b) % 3 == 2)};
+            harness_align(m, &c, (*seed)++, t);
+        }
+    align_case big = {16384, 6, 384, 64, 1, 1};
+    harness_align(m, &big, (*seed)++, t);
+    harness_route_bad_args(m, t);
+}

@@ -29,5 +29,8 @@ typedef struct {
 void harness_route(const harness_mem *m, const route_case *c, uint64_t seed, harness_tally *t);
 void harness_align(const harness_mem *m, const align_case *c, uint64_t seed, harness_tally *t);
 void harness_route_bad_args(const harness_mem *m, harness_tally *t);
+/* The GPU list: DeepSeek-V3, DeepSeek-V4-style (with and without hash routing) and Llama-4-style
+ * routers at 1 .. 65536 tokens, edge cases, the align layout; --quick takes a subset. */
+void harness_route_gpu(const harness_mem *m, harness_tally *t, int quick, uint64_t *seed);
 
 #endif
