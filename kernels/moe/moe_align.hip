@@ -7,8 +7,8 @@
 #include "aot_device.h"
 #include "moe_kargs.h"
 
-/* As moe_sorting.hip packs a ranked pair: expert + 1 in the low AOT_MOE_RANK_SHIFT bits, its
- * rank in its chunk above. */
+/* A ranked pair as moe_sort_count packs it (moe_sorting.hip's RANK_SHIFT, which this must
+ * equal): expert + 1 in the low RANK_SHIFT bits, its rank in its chunk above. */
 #define RANK_SHIFT 11
 
 AOT_DEV int align_round_up(int n, int m) { return (n + m - 1) / m * m; }

@@ -8,7 +8,8 @@
  *    topk_group rounds of a wave argmax over those lanes keep the groups, and the experts of
  *    the others are marked taken.
  * 4. k rounds of a wave argmax over the selection scores (ties: the lower expert); lane s keeps
- *    round s's expert and its unbiased score, so the k outputs are written by k lanes at once.
+ *    round s's expert and computes its unbiased score from its logit again, so the k outputs are
+ *    written by k lanes at once.
  * Hash routing reads the k experts from tid2eid instead of 3 and 4.
  * Variants topk_route_v<VPT> exist for VPT = 1..32; the runtime picks the smallest with
  * VPT * wave >= experts. */
@@ -164,7 +165,7 @@ template <int VPT>
 AOT_DEV void route_row(const aot_route_kargs &a, int row)
 {
     const int lane = aot_lane(), E = a.experts;
-    float x[VPT], s[VPT];
+    float x[VPT];
     aot_u32 taken = 0; /* bit j: expert j W + lane is not a candidate */
 #pragma unroll
     for (int j = 0; j < VPT; j++) {
@@ -177,16 +178,13 @@ AOT_DEV void route_row(const aot_route_kargs &a, int row)
 #pragma unroll
     for (int j = 0; j < VPT; j++) { /* x becomes the selection score */
         const int e = j * AOT_WAVE + lane;
-        s[j] = route_score(a.scoring, x[j], mx, inv);
-        x[j] = a.bias && e < E ? s[j] + a.bias[e] : s[j];
+        x[j] = route_score(a.scoring, x[j], mx, inv) + (a.bias && e < E ? a.bias[e] : 0.0f);
     }
     if (a.n_group > 1) keep_groups<VPT>(a, x, taken);
-    float my_w = 0.0f;
     int my_e = 0;
     for (int r = 0; r < a.k; r++) {
         aot_u32 key = 0;
         int e = 0x7fffffff;
-        float sv = 0.0f;
 #pragma unroll
         for (int j = 0; j < VPT; j++) {
             const aot_u32 kj = aot_order_key(x[j]);
@@ -196,11 +194,14 @@ AOT_DEV void route_row(const aot_route_kargs &a, int row)
         wave_argmax(key, e, be);
 #pragma unroll
         for (int j = 0; j < VPT; j++)
-            if (j * AOT_WAVE + lane == be) taken |= 1u << j, sv = s[j];
-        sv = aot_shfl_f32(sv, be % AOT_WAVE); /* the winner's unbiased score */
-        if (lane == r) my_w = sv, my_e = be;
+            if (j * AOT_WAVE + lane == be) taken |= 1u << j;
+        if (lane == r) my_e = be;
     }
-    write_slot(a, row, my_w, my_e);
+    /* the unbiased score of the lane's expert, computed again from its logit (a cache hit) as
+     * it was for the selection: keeping every score in registers as well doubled the largest
+     * variant's registers */
+    const float w = lane < a.k ? route_score(a.scoring, route_logit(a, row, my_e), mx, inv) : 0.0f;
+    write_slot(a, row, w, my_e);
 }
 
 template <int VPT>
