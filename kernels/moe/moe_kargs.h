@@ -52,4 +52,35 @@ typedef struct {
     int32_t chunks, max_padded, max_blocks, scatter_blocks; /* scatter_blocks >= chunks */
 } aot_moe_sort_kargs;
 
+/* ---- topk_route (kernels/moe/topk_route.hip) and moe_align_block_size (moe_align.hip) ---- */
+#define AOT_ROUTE_MAX_GROUPS 32 /* n_group: one lane a group */
+enum { AOT_ROUTE_SOFTMAX = 0, AOT_ROUTE_SIGMOID = 1, AOT_ROUTE_SQRT_SOFTPLUS = 2 };
+
+typedef struct {
+    const void *gating;      /* [tokens, experts], row stride row_stride elements */
+    const float *bias;       /* [experts] or NULL: added to the scores for selection only */
+    const void *input_ids;   /* [tokens] int32/int64 (hash_int64), or NULL: no hash routing */
+    const void *tid2eid;     /* [vocab, k] int32/int64 */
+    float *weights;          /* [tokens, k] */
+    void *ids;               /* [tokens, k] int32 or int64 (ids_int64) */
+    int64_t row_stride;      /* elements */
+    int64_t vocab;
+    int32_t tokens, experts, k, scoring;
+    int32_t n_group, topk_group, renormalize, dtype;
+    int32_t ids_int64, hash_int64;
+    float scale;             /* routed_scaling_factor */
+    int32_t pad_;
+} aot_route_kargs;
+
+/* moe_align_block_size runs moe_sort_count and moe_sort_chunk_scan on `sort` (no mask, no
+ * weights, num_valid in the workspace), then moe_align_scatter writes vLLM's layout. */
+typedef struct {
+    aot_moe_sort_kargs sort;
+    int32_t *sorted_ids;        /* [max_padded] flat token * k + slot; padding tokens * k */
+    int32_t *expert_ids;        /* [max_blocks] */
+    int32_t *post_pad;          /* [1] */
+    const int32_t *expert_map;  /* [experts] or NULL */
+    int32_t max_padded, max_blocks, scatter_blocks, pad_;
+} aot_moe_align_kargs;
+
 #endif

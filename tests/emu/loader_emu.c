@@ -38,6 +38,13 @@
     X(fmha_fwd_d128, aot_fmha_kargs) X(fmha_fwd_d192_128, aot_fmha_kargs)                   \
     X(fmha_fwd_d256, aot_fmha_kargs)
 
+/* The routers (kernels/moe/topk_route.hip, moe_align.hip). */
+#define EMU_KERNELS_ROUTE(X)                                                                \
+    X(topk_route_v1, aot_route_kargs) X(topk_route_v2, aot_route_kargs)                      \
+    X(topk_route_v4, aot_route_kargs) X(topk_route_v8, aot_route_kargs)                      \
+    X(topk_route_v16, aot_route_kargs) X(topk_route_v32, aot_route_kargs)                    \
+    X(moe_align_scatter, aot_moe_align_kargs)
+
 /* Kernels built at wave 32 only (AOT_PIPELINES: sm_90a's warp-specialized pipelines). */
 #if AOT_EMU_WAVE == 32
 #define EMU_KERNELS_W32(X) X(mhc_pre_cluster, aot_mhc_cluster_kargs)
@@ -47,9 +54,10 @@
 
 #define DECLARE(k, t) void k##_emu(const void *args);
 EMU_KERNELS(DECLARE)
+EMU_KERNELS_ROUTE(DECLARE)
 EMU_KERNELS_W32(DECLARE)
 #define ENTRY(k, t) {(void *)k##_emu, #k, sizeof(t), AOT_EMU_WAVE},
-static aot_kernel_fn table[] = {EMU_KERNELS(ENTRY) EMU_KERNELS_W32(ENTRY)};
+static aot_kernel_fn table[] = {EMU_KERNELS(ENTRY) EMU_KERNELS_ROUTE(ENTRY) EMU_KERNELS_W32(ENTRY)};
 
 static unsigned long long launches;
 

@@ -15,6 +15,7 @@
 #include "cuda_driver.h"
 #include "emu.h"
 #include "harness.h"
+#include "harness_route.h"
 #include "mma_case.h"
 #include "mma_probe.h"
 #include "ref.h"
@@ -292,6 +293,7 @@ int main(int argc, char **argv)
     sort_case big[] = {{16384, 1024, 8, 32, 1, 0, 0}, {65536, 256, 8, 32, 0, 0, 1 << 20}, {16384, 320, 8, 64, 0, 1, 0}};
     for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) harness_sort(&m, &big[i], seed++, &t);
     harness_bad_args(&m, &t);
+    harness_route_gpu(&m, &t, quick, &seed); /* topk_route, moe_align_block_size */
     /* mHC: the issue's grid (T in {1, 4, 8, 16, 128, 1024}, C in {4096, 7168}) for pre_full
      * plain, with the norm and broadcast, post, head and fused_post_pre (one kernel to 16
      * tokens, post and the projection beyond); explicit splits; the largest hidden size. */
