@@ -23,6 +23,7 @@ Tensor = torch.Tensor
 _DT = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.int32: 3, torch.int64: 4, torch.uint8: 5,
        torch.int8: 6, torch.int16: 7, torch.float64: 8, torch.bool: 9}
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+_current_device = getattr(torch._C, "_cuda_getDevice", None) or (lambda: torch.cuda.current_device())
 _compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or torch._dynamo.is_compiling
 
 
@@ -36,12 +37,17 @@ def _o(x):
 
 
 def _s(stream, x):
-    """The stream to launch on: the caller's, else the current stream of x's device."""
-    if stream is not None:
-        return stream
+    """The stream to launch on: the caller's, else the current stream of x's device. The
+    library launches on the current device, so x must be on it."""
     dev = x.get_device()
     if dev < 0:
         return 0  # a CPU tensor: the extension refuses it with a clear message
+    cur = _current_device()
+    if dev != cur:
+        raise ValueError(f"aiter_aot: the tensors are on cuda:{dev}, the current device is cuda:{cur}; "
+                         f"call it under torch.cuda.device({dev})")
+    if stream is not None:
+        return stream
     if _raw_stream is not None:
         return _raw_stream(dev)
     return torch.cuda.current_stream(dev).cuda_stream

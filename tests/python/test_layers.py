@@ -135,6 +135,21 @@ class Unsupported(unittest.TestCase):
         self.assertIn("bias", str(e.exception))
 
 
+class Devices(unittest.TestCase):
+    def test_other_device_refused(self):
+        g = torch.empty((4, 8), device="cuda:1")
+        with self.assertRaises(ValueError) as e:
+            T.topk_softmax(g, 2)
+        self.assertIn("the tensors are on cuda:1, the current device is cuda:0; call it under "
+                      "torch.cuda.device(1)", str(e.exception))
+
+    def test_cpu_reaches_the_extension_check(self):
+        g = torch.empty((4, 8), device="cpu")
+        with self.assertRaises(ValueError) as e:
+            T.topk_softmax(g, 2)
+        self.assertIn("topk_softmax: gating_output is a CPU tensor", str(e.exception))
+
+
 class Import(unittest.TestCase):
     def test_without_torch(self):
         r = subprocess.run([sys.executable, "-c", "import sys, aiter_aot; print('torch' in sys.modules)"],
