@@ -51,6 +51,13 @@ WANT = {
     vllm.topk_softmax: "(topk_weights, topk_ids, token_expert_indices, gating_output, renormalize=False, "
                        "bias=None)",
     vllm.mhc_post: "(x, residual, post_layer_mix, comb_res_mix)",
+    # vLLM's mHC wrappers (vllm/model_executor/kernels/mhc), whose eps arguments have no
+    # defaults there; defaults here only add calls that vLLM's form cannot make
+    vllm.mhc_pre: "(residual, fn, hc_scale, hc_base, rms_eps=1e-06, hc_pre_eps=1e-06, hc_sinkhorn_eps=1e-06, "
+                  "hc_post_mult_value=2.0, sinkhorn_repeat=20, n_splits=1, norm_weight=None, norm_eps=0.0)",
+    vllm.mhc_fused_post_pre: "(x, residual, post_layer_mix, comb_res_mix, fn, hc_scale, hc_base, rms_eps=1e-06, "
+                             "hc_pre_eps=1e-06, hc_sinkhorn_eps=1e-06, hc_post_mult_value=2.0, sinkhorn_repeat=20, "
+                             "n_splits=1, tile_n=1, norm_weight=None, norm_eps=0.0)",
 }
 
 
