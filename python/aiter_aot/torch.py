@@ -86,7 +86,8 @@ def _topk_new(gating, topk, with_indices=True):
 
 
 @torch.library.custom_op("aiter_aot::topk_softmax", mutates_args=())
-def _op_topk(gating: Tensor, topk: int, renormalize: bool, stream: Optional[int] = None) -> Tuple[Tensor, Tensor, Tensor]:
+def _op_topk(gating: Tensor, topk: int, renormalize: bool,
+             stream: Optional[int] = None) -> Tuple[Tensor, Tensor, Tensor]:
     w, ids, tei = _topk_new(gating, topk)
     _topk_out(gating, w, ids, tei, renormalize, stream)
     return w, ids, tei

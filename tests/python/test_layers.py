@@ -112,7 +112,8 @@ class Unsupported(unittest.TestCase):
         return aiter.fmha_v3_varlen_fwd(*args, **kw)
 
     def test_fmha(self):
-        for kw, name in (({"dropout_p": 0.1}, "dropout_p"), ({"return_dropout_randval": True}, "return_dropout_randval"),
+        for kw, name in (({"dropout_p": 0.1}, "dropout_p"),
+                         ({"return_dropout_randval": True}, "return_dropout_randval"),
                          ({"block_table": 1}, "block_table"), ({"bias": 1}, "bias"), ({"alibi_slopes": 1}, "alibi"),
                          ({"q_descale": 1}, "q_descale"), ({"k_descale": 1}, "k_descale"),
                          ({"v_descale": 1}, "v_descale"), ({"cu_seqlens_q_padded": 1}, "cu_seqlens_q_padded"),
