@@ -264,6 +264,12 @@ def mhc_pre_forms():
         r, fn, sc, base = mhc_inputs(Tn, C)
         ref = mhc_ref(r.double().cpu(), fn.cpu(), sc, base)
         check_pre(f"T.mhc_pre {Tn} {C}", T.mhc_pre(r, fn, sc, base), ref)
+        outs = (torch.empty(Tn, 4, device=dev), torch.empty(Tn, 4, 4, device=dev),
+                torch.empty(Tn, C, device=dev, dtype=torch.bfloat16))
+        poison(*outs)
+        got = T.mhc_pre(r, fn, sc, base, out=outs)
+        assert all(a is b for a, b in zip(got, outs))
+        check_pre("T.mhc_pre out=", outs, ref)
         p, c, li = vllm.mhc_pre(r, fn, sc, base, *P6[:5])
         assert p.shape == (Tn, 4, 1)
         check_pre("vllm.mhc_pre", (p, c, li), ref)

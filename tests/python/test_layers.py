@@ -213,6 +213,8 @@ post, comb, x = E(Tn, 4, 1), E(Tn, 4, 4), E(Tn, C, d=torch.bfloat16)
 run("vllm.mhc_pre", lambda: vllm.mhc_pre(r, fn, sc, base, 1e-6, 1e-6, 1e-6, 2.0, 20))
 run("vllm.mhc_pre norm", lambda: vllm.mhc_pre(r, fn, sc, base, norm_weight=E(C, d=torch.bfloat16)))
 run("vllm.mhc_post", lambda: vllm.mhc_post(x, r, post, comb))
+outs = (E(Tn, 4), E(Tn, 4, 4), E(Tn, C, d=torch.bfloat16))
+run("T.mhc_pre out=", lambda: T.mhc_pre(r, fn, sc, base, out=outs)[2] is outs[2] or 1 / 0)
 run("vllm.mhc_fused_post_pre", lambda: vllm.mhc_fused_post_pre(x, r, post, comb, fn, sc, base))
 run("vllm.mhc_pre_broadcast", lambda: vllm.mhc_pre_broadcast(E(Tn, C, d=torch.bfloat16), E(24, C), sc, base,
                                                              E(C, d=torch.bfloat16)))
@@ -226,7 +228,7 @@ run("swapped", lambda: vllm.mhc_post(r, x, post, comb))
 EXPECT = {"aiter.topk_softmax": 1, "vllm.topk_softmax": 1, "vllm.topk_softmax int64": 1, "T.topk_softmax": 1,
           "aiter.moe_sorting_fwd": 3, "fused_moe.moe_sorting": 3, "T.moe_sorting": 3,
           "aiter.fmha_v3_varlen_fwd": 2, "T.fmha_varlen_fwd": 1, "vllm.mhc_post": 1, "vllm.hc_head": 1,
-          "aiter.mhc_post": 1, "T.mhc_prenorm_gemm": 1, "T.mhc_pre_partials": 1}
+          "aiter.mhc_post": 1, "T.mhc_pre out=": 2, "T.mhc_prenorm_gemm": 1, "T.mhc_pre_partials": 1}
 
 
 class FakeDeviceCalls(unittest.TestCase):
