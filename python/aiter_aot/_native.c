@@ -474,7 +474,8 @@ static PyObject *py_topk_softmax(PyObject *self, PyObject *a)
         .size = sizeof args, .gating = g->data, .gating_dtype = (aiter_aot_dtype)g->dtype,
         .gating_row_stride = T > 1 ? g->strides[0] : E, .renormalize = renorm, .topk_weights = (float *)w->data,
         .topk_ids = (int32_t *)ids->data, .token_expert_indices = (int32_t *)tei->data};
-    CHECK(as_i32(&c, "tokens", T, &args.tokens) || as_i32(&c, "experts", E, &args.experts) || as_i32(&c, "k", k, &args.k));
+    CHECK(as_i32(&c, "tokens", T, &args.tokens) || as_i32(&c, "experts", E, &args.experts) ||
+          as_i32(&c, "k", k, &args.k));
     aiter_aot_status s;
     LAUNCH(s, aiter_aot_topk_softmax, args);
     return done_status(&c, s);

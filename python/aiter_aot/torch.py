@@ -23,6 +23,7 @@ Tensor = torch.Tensor
 _DT = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.int32: 3, torch.int64: 4, torch.uint8: 5,
        torch.int8: 6, torch.int16: 7, torch.float64: 8, torch.bool: 9}
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+_current_device = getattr(torch._C, "_cuda_getDevice", None) or (lambda: torch.cuda.current_device())
 _compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or torch._dynamo.is_compiling
 
 
@@ -36,12 +37,17 @@ def _o(x):
 
 
 def _s(stream, x):
-    """The stream to launch on: the caller's, else the current stream of x's device."""
-    if stream is not None:
-        return stream
+    """The stream to launch on: the caller's, else the current stream of x's device. The
+    library launches on the current device, so x must be on it."""
     dev = x.get_device()
     if dev < 0:
         return 0  # a CPU tensor: the extension refuses it with a clear message
+    cur = _current_device()
+    if dev != cur:
+        raise ValueError(f"aiter_aot: the tensors are on cuda:{dev}, the current device is cuda:{cur}; "
+                         f"call it under torch.cuda.device({dev})")
+    if stream is not None:
+        return stream
     if _raw_stream is not None:
         return _raw_stream(dev)
     return torch.cuda.current_stream(dev).cuda_stream
@@ -80,7 +86,8 @@ def _topk_new(gating, topk, with_indices=True):
 
 
 @torch.library.custom_op("aiter_aot::topk_softmax", mutates_args=())
-def _op_topk(gating: Tensor, topk: int, renormalize: bool, stream: Optional[int] = None) -> Tuple[Tensor, Tensor, Tensor]:
+def _op_topk(gating: Tensor, topk: int, renormalize: bool,
+             stream: Optional[int] = None) -> Tuple[Tensor, Tensor, Tensor]:
     w, ids, tei = _topk_new(gating, topk)
     _topk_out(gating, w, ids, tei, renormalize, stream)
     return w, ids, tei
@@ -195,8 +202,8 @@ def _pre_new(residual, broadcast):
     return _f32((T, 4), residual), _f32((T, 4, 4), residual), _bf16((T, C), residual), ro
 
 
-def _pre_full_impl(residual, fn, scale, base, norm_weight, params, broadcast, stream):
-    post, comb, li, ro = _pre_new(residual, broadcast)
+def _pre_full_impl(residual, fn, scale, base, norm_weight, params, broadcast, stream, out=None):
+    post, comb, li, ro = _pre_new(residual, broadcast) if out is None else (tuple(out) + (None,))[:4]
     T, C = residual.shape[0], residual.shape[-1]
     ws = torch.empty((max(N.mhc_workspace_size(T, C), 16),), dtype=torch.uint8, device=residual.device)
     N.mhc_pre_full(_t(residual), _t(fn), _t(scale), _t(base), _o(norm_weight), _t(post), _t(comb), _t(li), _o(ro),
@@ -220,15 +227,21 @@ def _(residual, fn, scale, base, norm_weight, params, broadcast, stream=None):
 
 
 def mhc_pre(residual: Tensor, fn: Tensor, scale: Tensor, base: Tensor, norm_weight: Optional[Tensor] = None, *,
-            params=MHC_PARAMS, broadcast: bool = False, stream=None):
+            params=MHC_PARAMS, broadcast: bool = False, out=None, stream=None):
     """mHC pre (the library's pre_full: projection, coefficients, collapse, optional fused
     RMSNorm). residual bf16 [T, 4, C] (or [T, C] with broadcast), fn fp32 [24, 4C] ([24, C]),
     scale [3], base [24], norm_weight bf16 [C] or None. Returns (post [T, 4], comb [T, 4, 4],
-    layer_input bf16 [T, C]) and, with broadcast, residual_out [T, 4, C] as a fourth."""
+    layer_input bf16 [T, C]) and, with broadcast, residual_out [T, 4, C] as a fourth; out= takes
+    the same tensors. The workspace is allocated per call."""
     if _compiling():
-        return tuple(torch.ops.aiter_aot.mhc_pre(residual, fn, scale, base, norm_weight, _plist(params), broadcast,
-                                                 stream))
-    return tuple(_pre_ret(*_pre_full_impl(residual, fn, scale, base, norm_weight, params, broadcast, stream)))
+        r = tuple(torch.ops.aiter_aot.mhc_pre(residual, fn, scale, base, norm_weight, _plist(params), broadcast,
+                                              stream))
+        if out is None:
+            return r
+        for o, x in zip(out, r):
+            o.copy_(x)
+        return tuple(out)
+    return tuple(_pre_ret(*_pre_full_impl(residual, fn, scale, base, norm_weight, params, broadcast, stream, out)))
 
 
 def _splits(T, C):

@@ -264,6 +264,12 @@ def mhc_pre_forms():
         r, fn, sc, base = mhc_inputs(Tn, C)
         ref = mhc_ref(r.double().cpu(), fn.cpu(), sc, base)
         check_pre(f"T.mhc_pre {Tn} {C}", T.mhc_pre(r, fn, sc, base), ref)
+        outs = (torch.empty(Tn, 4, device=dev), torch.empty(Tn, 4, 4, device=dev),
+                torch.empty(Tn, C, device=dev, dtype=torch.bfloat16))
+        poison(*outs)
+        got = T.mhc_pre(r, fn, sc, base, out=outs)
+        assert all(a is b for a, b in zip(got, outs))
+        check_pre("T.mhc_pre out=", outs, ref)
         p, c, li = vllm.mhc_pre(r, fn, sc, base, *P6[:5])
         assert p.shape == (Tn, 4, 1)
         check_pre("vllm.mhc_pre", (p, c, li), ref)
@@ -472,7 +478,8 @@ rw, ri = rw[:, :8], ri[:, :8]; rw = rw / rw.sum(-1, keepdim=True)
 assert torch.equal(i.cpu().long(), ri), "ids"
 assert float((w.double().cpu() - rw).abs().max()) < 1e-6, "weights"
 g.copy_(torch.randn_like(g)); graph.replay(); torch.cuda.synchronize()
-assert torch.equal(i.cpu().long(), torch.sort(torch.softmax(g.double().cpu(), -1), -1, descending=True, stable=True)[1][:, :8]), "replay on new input"
+ri = torch.sort(torch.softmax(g.double().cpu(), -1), -1, descending=True, stable=True)[1][:, :8]
+assert torch.equal(i.cpu().long(), ri), "replay on new input"
 print("before", before["device_loads"], "after", aiter_aot.stats()["device_loads"])
 """
 

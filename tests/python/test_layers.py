@@ -51,6 +51,13 @@ WANT = {
     vllm.topk_softmax: "(topk_weights, topk_ids, token_expert_indices, gating_output, renormalize=False, "
                        "bias=None)",
     vllm.mhc_post: "(x, residual, post_layer_mix, comb_res_mix)",
+    # vLLM's mHC wrappers (vllm/model_executor/kernels/mhc), whose eps arguments have no
+    # defaults there; defaults here only add calls that vLLM's form cannot make
+    vllm.mhc_pre: "(residual, fn, hc_scale, hc_base, rms_eps=1e-06, hc_pre_eps=1e-06, hc_sinkhorn_eps=1e-06, "
+                  "hc_post_mult_value=2.0, sinkhorn_repeat=20, n_splits=1, norm_weight=None, norm_eps=0.0)",
+    vllm.mhc_fused_post_pre: "(x, residual, post_layer_mix, comb_res_mix, fn, hc_scale, hc_base, rms_eps=1e-06, "
+                             "hc_pre_eps=1e-06, hc_sinkhorn_eps=1e-06, hc_post_mult_value=2.0, sinkhorn_repeat=20, "
+                             "n_splits=1, tile_n=1, norm_weight=None, norm_eps=0.0)",
 }
 
 
@@ -105,7 +112,8 @@ class Unsupported(unittest.TestCase):
         return aiter.fmha_v3_varlen_fwd(*args, **kw)
 
     def test_fmha(self):
-        for kw, name in (({"dropout_p": 0.1}, "dropout_p"), ({"return_dropout_randval": True}, "return_dropout_randval"),
+        for kw, name in (({"dropout_p": 0.1}, "dropout_p"),
+                         ({"return_dropout_randval": True}, "return_dropout_randval"),
                          ({"block_table": 1}, "block_table"), ({"bias": 1}, "bias"), ({"alibi_slopes": 1}, "alibi"),
                          ({"q_descale": 1}, "q_descale"), ({"k_descale": 1}, "k_descale"),
                          ({"v_descale": 1}, "v_descale"), ({"cu_seqlens_q_padded": 1}, "cu_seqlens_q_padded"),
@@ -133,6 +141,21 @@ class Unsupported(unittest.TestCase):
         with self.assertRaises(NotImplementedError) as e:
             vllm.topk_softmax(x, x, x, x, True, bias=x)
         self.assertIn("bias", str(e.exception))
+
+
+class Devices(unittest.TestCase):
+    def test_other_device_refused(self):
+        g = torch.empty((4, 8), device="cuda:1")
+        with self.assertRaises(ValueError) as e:
+            T.topk_softmax(g, 2)
+        self.assertIn("the tensors are on cuda:1, the current device is cuda:0; call it under "
+                      "torch.cuda.device(1)", str(e.exception))
+
+    def test_cpu_reaches_the_extension_check(self):
+        g = torch.empty((4, 8), device="cpu")
+        with self.assertRaises(ValueError) as e:
+            T.topk_softmax(g, 2)
+        self.assertIn("topk_softmax: gating_output is a CPU tensor", str(e.exception))
 
 
 class Import(unittest.TestCase):
@@ -190,6 +213,8 @@ post, comb, x = E(Tn, 4, 1), E(Tn, 4, 4), E(Tn, C, d=torch.bfloat16)
 run("vllm.mhc_pre", lambda: vllm.mhc_pre(r, fn, sc, base, 1e-6, 1e-6, 1e-6, 2.0, 20))
 run("vllm.mhc_pre norm", lambda: vllm.mhc_pre(r, fn, sc, base, norm_weight=E(C, d=torch.bfloat16)))
 run("vllm.mhc_post", lambda: vllm.mhc_post(x, r, post, comb))
+outs = (E(Tn, 4), E(Tn, 4, 4), E(Tn, C, d=torch.bfloat16))
+run("T.mhc_pre out=", lambda: T.mhc_pre(r, fn, sc, base, out=outs)[2] is outs[2] or 1 / 0)
 run("vllm.mhc_fused_post_pre", lambda: vllm.mhc_fused_post_pre(x, r, post, comb, fn, sc, base))
 run("vllm.mhc_pre_broadcast", lambda: vllm.mhc_pre_broadcast(E(Tn, C, d=torch.bfloat16), E(24, C), sc, base,
                                                              E(C, d=torch.bfloat16)))
@@ -203,7 +228,7 @@ run("swapped", lambda: vllm.mhc_post(r, x, post, comb))
 EXPECT = {"aiter.topk_softmax": 1, "vllm.topk_softmax": 1, "vllm.topk_softmax int64": 1, "T.topk_softmax": 1,
           "aiter.moe_sorting_fwd": 3, "fused_moe.moe_sorting": 3, "T.moe_sorting": 3,
           "aiter.fmha_v3_varlen_fwd": 2, "T.fmha_varlen_fwd": 1, "vllm.mhc_post": 1, "vllm.hc_head": 1,
-          "aiter.mhc_post": 1, "T.mhc_prenorm_gemm": 1, "T.mhc_pre_partials": 1}
+          "aiter.mhc_post": 1, "T.mhc_pre out=": 2, "T.mhc_prenorm_gemm": 1, "T.mhc_pre_partials": 1}
 
 
 class FakeDeviceCalls(unittest.TestCase):

@@ -301,7 +301,8 @@ class OpChecks(unittest.TestCase):
         self.refused(TypeError, "topk_weights has dtype float16; the op needs float32", A.topk_softmax, *bad)
         bad = list(ok)
         bad[1] = t((4, 2), align=2)
-        self.refused(ValueError, ("topk_weights: data pointer 0x", "is not 4-byte aligned; the op needs 4-byte alignment"), A.topk_softmax, *bad)
+        self.refused(ValueError, ("topk_weights: data pointer 0x", "is not 4-byte aligned; the op needs "
+                     "4-byte alignment"), A.topk_softmax, *bad)
         bad = list(ok)
         bad[3] = t((4, 2), "int32", strides=(1, 4))
         self.refused(ValueError, "token_expert_indices has strides (1, 4); the op needs (2, 1)", A.topk_softmax, *bad)
@@ -334,7 +335,8 @@ class OpChecks(unittest.TestCase):
         self.refused(ValueError, "num_valid_ids has shape (3,); the op needs [2] = (2,)", A.moe_sorting, *bad)
         bad = list(ok)
         bad[7] = t((T_, 64), "bfloat16", align=8)
-        self.refused(ValueError, ("moe_buf: data pointer 0x", "is not 16-byte aligned; the op needs 16-byte alignment"), A.moe_sorting, *bad)
+        self.refused(ValueError, ("moe_buf: data pointer 0x", "is not 16-byte aligned; the op needs "
+                     "16-byte alignment"), A.moe_sorting, *bad)
 
     def test_mhc_prenorm_gemm(self):
         T_, C, S = 3, 256, 4
@@ -347,7 +349,8 @@ class OpChecks(unittest.TestCase):
                      A.mhc_prenorm_gemm, *bad)
         bad = list(ok)
         bad[0] = t((T_, 4, C), "bfloat16", align=2)
-        self.refused(ValueError, ("residual: data pointer 0x", "is not 16-byte aligned; the op needs 16-byte alignment"), A.mhc_prenorm_gemm, *bad)
+        self.refused(ValueError, ("residual: data pointer 0x", "is not 16-byte aligned; the op needs "
+                     "16-byte alignment"), A.mhc_prenorm_gemm, *bad)
         bad = list(ok)
         bad[3] = t((S + 1, T_))
         self.refused(ValueError, f"sqrsum has shape ({S + 1}, {T_}); the op needs [splits, tokens] = ({S}, {T_})",
@@ -448,7 +451,8 @@ class OpChecks(unittest.TestCase):
         self.refused(ValueError, "cu_seqlens_q has 1 entries; the op needs batch + 1 >= 2", A.fmha_varlen_fwd, *bad)
         bad = list(ok)
         bad[2] = t((Tk, hk, d), "bfloat16", align=8)
-        self.refused(ValueError, ("v: data pointer 0x", "is not 16-byte aligned; the op needs 16-byte alignment"), A.fmha_varlen_fwd, *bad)
+        self.refused(ValueError, ("v: data pointer 0x", "is not 16-byte aligned; the op needs "
+                     "16-byte alignment"), A.fmha_varlen_fwd, *bad)
         bad = list(ok)
         bad[4] = t((Tq, hq))
         self.refused(ValueError, f"softmax_lse has shape ({Tq}, {hq}); the op needs [hq, total_q] = ({hq}, {Tq})",

@@ -110,10 +110,10 @@ def _params(rms_eps, hc_pre_eps, hc_sinkhorn_eps, hc_post_mult_value, sinkhorn_r
 
 
 def mhc_pre(residual, fn, hc_scale, hc_base, rms_eps=1e-6, hc_pre_eps=1e-6, hc_sinkhorn_eps=1e-6,
-            hc_post_mult_value=2.0, sinkhorn_repeat=20, n_splits=None, norm_weight=None, norm_eps=1e-6):
-    """mHC pre in the argument order of the reference implementations: returns
-    (post [T, 4, 1], comb [T, 4, 4], layer_input bf16 [T, C]). n_splits is the reference's
-    split-K count; the library picks its own (the result is the same sum)."""
+            hc_post_mult_value=2.0, sinkhorn_repeat=20, n_splits=1, norm_weight=None, norm_eps=0.0):
+    """mHC pre in the argument order of vLLM's mhc_pre (and the torch references): returns
+    (post [T, 4, 1], comb [T, 4, 4], layer_input bf16 [T, C]). n_splits is the caller's
+    split-K count; the library picks its own (the same sum, in another order)."""
     p, c, li = T.mhc_pre(residual, fn, hc_scale, hc_base, norm_weight,
                          params=_params(rms_eps, hc_pre_eps, hc_sinkhorn_eps, hc_post_mult_value, sinkhorn_repeat,
                                         norm_eps))[:3]
@@ -127,9 +127,10 @@ def mhc_post(x, residual, post_layer_mix, comb_res_mix):
 
 def mhc_fused_post_pre(x, residual, post_layer_mix, comb_res_mix, fn, hc_scale, hc_base, rms_eps=1e-6,
                        hc_pre_eps=1e-6, hc_sinkhorn_eps=1e-6, hc_post_mult_value=2.0, sinkhorn_repeat=20,
-                       n_splits=None, norm_weight=None, norm_eps=1e-6):
-    """post then the next pre: returns (residual [T, 4, C], post [T, 4, 1], comb [T, 4, 4],
-    layer_input [T, C])."""
+                       n_splits=1, tile_n=1, norm_weight=None, norm_eps=0.0):
+    """post then the next pre, vLLM's mhc_fused_post_pre order: returns (residual [T, 4, C],
+    post [T, 4, 1], comb [T, 4, 4], layer_input [T, C]). n_splits and tile_n are the caller's
+    tiling choices; the library makes its own (same result up to summation order)."""
     r, p, c, li = T.mhc_fused_post_pre(comb_res_mix, post_layer_mix, residual, x, fn, hc_scale, hc_base,
                                        norm_weight, params=_params(rms_eps, hc_pre_eps, hc_sinkhorn_eps,
                                                                    hc_post_mult_value, sinkhorn_repeat, norm_eps))

@@ -112,6 +112,10 @@ class cuda:
     def current_stream(dev=None):
         return _Stream()
 
+    @staticmethod
+    def current_device():
+        return 0
+
 
 class _Namespace:
     pass
