@@ -6,7 +6,7 @@ NINJA ?= ninja
 all: $(BUILDDIR)/build.ninja
 	$(NINJA) -C $(BUILDDIR)
 
-dist check check-rocm check-gpu: $(BUILDDIR)/build.ninja
+dist check check-long check-rocm check-gpu: $(BUILDDIR)/build.ninja
 	$(NINJA) -C $(BUILDDIR) $@
 
 install: $(BUILDDIR)/build.ninja
@@ -18,4 +18,4 @@ $(BUILDDIR)/build.ninja:
 clean:
 	rm -rf $(BUILDDIR) dist
 
-.PHONY: all dist check check-rocm check-gpu install clean
+.PHONY: all dist check check-long check-rocm check-gpu install clean

@@ -52,12 +52,28 @@ EMU_KERNELS_W32(DECLARE)
 static aot_kernel_fn table[] = {EMU_KERNELS(ENTRY) EMU_KERNELS_W32(ENTRY)};
 
 static unsigned long long launches;
+static unsigned long long launched[sizeof table / sizeof table[0]]; /* per kernel of the table */
+
+static void count_kernel(void *fn)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].fn == fn) launched[i]++;
+}
+
+size_t emu_unlaunched(const char **names, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (!launched[i] && n < cap) names[n++] = table[i].name;
+    return n;
+}
 
 static aiter_aot_status emu_gpu_launch(void *fn, unsigned grid, unsigned block, unsigned shared, unsigned flags,
                                        void *stream, void *args, aot_diag *d)
 {
     char err[256];
     (void)stream, (void)flags; /* kernels run one after another */
+    count_kernel(fn);
     if (emu_launch((emu_kernel_fn)fn, args, grid, block, shared, AOT_EMU_WAVE, err, sizeof err) != 0)
         return aot_fail(d, AITER_AOT_STATUS_LAUNCH_FAILED, "%s", err);
     return AITER_AOT_STATUS_OK;
@@ -68,6 +84,7 @@ static aiter_aot_status emu_gpu_launch_cluster(void *fn, unsigned grid, unsigned
 {
     char err[256];
     (void)stream;
+    count_kernel(fn);
     if (emu_launch_cluster((emu_kernel_fn)fn, args, grid, block, cluster, shared, AOT_EMU_WAVE, err, sizeof err) != 0)
         return aot_fail(d, AITER_AOT_STATUS_LAUNCH_FAILED, "%s", err);
     return AITER_AOT_STATUS_OK;
