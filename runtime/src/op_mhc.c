@@ -232,25 +232,41 @@ static aiter_aot_status one_pass_run(const aiter_aot_mhc_pre_full_args *a, void 
                               AOT_MHC_CL_BLOCKS, stream, d);
 }
 
+/* The two steps of pre_full with `splits` projection splits, laid out in its workspace; returns
+ * where fn's bf16 terms go (16-byte aligned, after the partial sums). */
+static uint16_t *pre_full_parts(const aiter_aot_mhc_pre_full_args *a, int32_t splits,
+                                aiter_aot_mhc_prenorm_gemm_args *g, aiter_aot_mhc_pre_args *p)
+{
+    float *mix = a->workspace, *sqrsum = mix + (size_t)splits * a->tokens * AOT_MHC_MIX;
+    char *end = (char *)(sqrsum + (size_t)splits * a->tokens);
+    *g = (aiter_aot_mhc_prenorm_gemm_args){.size = sizeof *g, .hc_mult = a->hc_mult, .residual = a->residual,
+                                           .fn = a->fn, .mix = mix, .sqrsum = sqrsum, .tokens = a->tokens,
+                                           .hidden = a->hidden, .splits = splits, .broadcast = a->broadcast};
+    *p = (aiter_aot_mhc_pre_args){.size = sizeof *p, .hc_mult = a->hc_mult, .mix = mix, .sqrsum = sqrsum,
+                                  .scale = a->scale, .base = a->base, .residual = a->residual,
+                                  .norm_weight = a->norm_weight, .post = a->post, .comb = a->comb,
+                                  .layer_input = a->layer_input, .residual_out = a->residual_out,
+                                  .tokens = a->tokens, .hidden = a->hidden, .splits = splits,
+                                  .broadcast = a->broadcast, .params = a->params};
+    return (uint16_t *)(end + (16 - (uintptr_t)end % 16) % 16);
+}
+
 static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void *stream, aot_diag *d)
 {
     if (a->workspace_size < aiter_aot_mhc_workspace_size(a->tokens, a->hidden))
         return BAD("mhc_pre_full: workspace_size %zu < %zu (aiter_aot_mhc_workspace_size)", a->workspace_size,
                    aiter_aot_mhc_workspace_size(a->tokens, a->hidden));
     if (a->workspace == NULL || aot_misaligned(a->workspace, 4)) return BAD("mhc_pre_full: workspace must be non-NULL and 4-byte aligned");
+    /* both kernels' arguments are checked before either launches, and before the device is
+     * asked for its multiprocessors: bad arguments say so, also where there is no device */
+    aiter_aot_mhc_prenorm_gemm_args g;
+    aiter_aot_mhc_pre_args p;
+    pre_full_parts(a, 1, &g, &p);
+    AOT_FORWARD(gemm_check(&g, d));
+    AOT_FORWARD(pre_check(&p, d));
     int mps;
     AOT_FORWARD(aot_op_multiprocessors(&mps, d));
-    int32_t splits = pick_splits(a->tokens, a->hidden, mps);
-    float *mix = a->workspace, *sqrsum = mix + (size_t)splits * a->tokens * AOT_MHC_MIX;
-    char *end = (char *)(sqrsum + (size_t)splits * a->tokens);
-    uint16_t *fn_terms = (uint16_t *)(end + (16 - (uintptr_t)end % 16) % 16);
-    aiter_aot_mhc_prenorm_gemm_args g = {sizeof g, a->hc_mult, a->residual, a->fn, mix, sqrsum,
-                                         a->tokens, a->hidden, splits, a->broadcast};
-    aiter_aot_mhc_pre_args p = {sizeof p, a->hc_mult, mix, sqrsum, a->scale, a->base, a->residual, a->norm_weight,
-                                a->post, a->comb, a->layer_input, a->residual_out, a->tokens, a->hidden, splits,
-                                a->broadcast, a->params};
-    AOT_FORWARD(gemm_check(&g, d));
-    AOT_FORWARD(pre_check(&p, d)); /* both checked before either launches */
+    uint16_t *fn_terms = pre_full_parts(a, pick_splits(a->tokens, a->hidden, mps), &g, &p);
     const aiter_aot_status one = one_pass_run(a, stream, d);
     if (one != AITER_AOT_STATUS_UNSUPPORTED) return one;
     AOT_FORWARD(gemm_run(&g, a->tokens >= TERMS_MIN_TOKENS ? fn_terms : NULL, stream, d));

@@ -23,7 +23,8 @@ static aiter_aot_status topk_check(const aiter_aot_topk_softmax_args *a, aot_dia
     else if (a->k < 1 || a->k > AOT_MOE_MAX_K || a->k > a->experts) s = BAD("topk_softmax: k = %d; need 1 <= k <= min(%d, experts = %d)", a->k, AOT_MOE_MAX_K, a->experts);
     else if (a->tokens < 0 || (int64_t)a->tokens * a->k > INT32_MAX) s = BAD("topk_softmax: tokens = %d out of range", a->tokens);
     else if (a->gating_row_stride < a->experts) s = BAD("topk_softmax: gating_row_stride %lld < experts %d", (long long)a->gating_row_stride, a->experts);
-    else if (a->gating_row_stride > INT64_MAX / (a->tokens ? a->tokens : 1)) s = BAD("topk_softmax: gating_row_stride too large");
+    else if (a->gating_row_stride > INT64_MAX / (int64_t)esize / (a->tokens ? a->tokens : 1))
+        s = BAD("topk_softmax: gating_row_stride %lld: tokens rows of it overflow a byte offset", (long long)a->gating_row_stride);
     else if (aot_misaligned(a->gating, esize) || aot_misaligned(a->topk_weights, 4) || aot_misaligned(a->topk_ids, 4) ||
              aot_misaligned(a->token_expert_indices, 4))
         s = BAD("topk_softmax: a pointer is not aligned to its element size");
@@ -95,7 +96,7 @@ size_t aiter_aot_moe_sorting_workspace_size(int32_t tokens, int32_t k, int32_t e
 size_t aiter_aot_moe_sorting_max_padded(int32_t tokens, int32_t k, int32_t experts, int32_t block_size)
 {
     int64_t bs = block_size ? block_size : 32;
-    if (tokens < 0 || k < 1 || experts < 1 || bs < 1) return 0;
+    if (tokens < 1 || k < 1 || experts < 1 || bs < 1) return 0; /* moe_sorting needs a token */
     return (size_t)((int64_t)tokens * k + (int64_t)experts * bs - k);
 }
 
