@@ -31,6 +31,8 @@
 #include <stddef.h> /* size_t */
 #include <stdint.h> /* int32_t, uint32_t */
 
+#include "aiter_aot_status.h" /* aiter_aot_status */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -47,19 +49,6 @@ extern "C" {
 #define AITER_AOT_VERSION_NUMBER \
     (AITER_AOT_VERSION_MAJOR * 10000 + AITER_AOT_VERSION_MINOR * 100 + AITER_AOT_VERSION_PATCH)
 
-/* Status codes. The numbers are pinned: new codes are added, none is renumbered. */
-typedef enum {
-    AITER_AOT_STATUS_OK = 0,
-    AITER_AOT_STATUS_INVALID_ARGUMENT = 1, /* bad pointer, shape, stride or flag; nothing launched */
-    AITER_AOT_STATUS_NO_DEVICE = 2,        /* the GPU runtime reports no usable device */
-    AITER_AOT_STATUS_NO_CODE_OBJECT = 3,   /* the device's target is not in the embedded bundle */
-    AITER_AOT_STATUS_CORRUPT_BUNDLE = 4,   /* the embedded bundle failed a check */
-    AITER_AOT_STATUS_GPU_RUNTIME = 5,      /* the vendor library is missing or a call failed */
-    AITER_AOT_STATUS_INTERPOSED = 6,       /* an entry point did not come from the vendor library */
-    AITER_AOT_STATUS_OUT_OF_MEMORY = 7,
-    AITER_AOT_STATUS_LAUNCH_FAILED = 8,
-    AITER_AOT_STATUS_UNSUPPORTED = 9       /* a valid request this build cannot serve */
-} aiter_aot_status;
 
 /*! aiter_aot_status_string() :
  *  @return a static, constant name for `status` ("invalid argument"); never NULL. */

@@ -8,7 +8,6 @@
 #include "mhc_kargs.h"
 #include "op.h"
 
-#define BAD(...) aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 #define MAX_TOKENS (1 << 24)
 #define MAX_SPLITS 128
 
@@ -16,10 +15,10 @@
 
 static aiter_aot_status check_shape(const char *op, int32_t hc_mult, int32_t tokens, int32_t hidden, aot_diag *d)
 {
-    if (hc_mult != AOT_MHC_N) return BAD("%s: hc_mult = %d; only 4 streams are built", op, hc_mult);
-    if (hidden < 256 || hidden > AOT_MHC_MAX_HIDDEN || hidden % 256)
-        return BAD("%s: hidden = %d; need a multiple of 256 in 256..%d", op, hidden, AOT_MHC_MAX_HIDDEN);
-    if (tokens < 0 || tokens > MAX_TOKENS) return BAD("%s: tokens = %d; supported 0..%d", op, tokens, MAX_TOKENS);
+    AOT_INVALID_IF(hc_mult != AOT_MHC_N, d, "%s: hc_mult = %d; only 4 streams are built", op, hc_mult);
+    AOT_INVALID_IF(hidden < 256 || hidden > AOT_MHC_MAX_HIDDEN || hidden % 256, d,
+                   "%s: hidden = %d; need a multiple of 256 in 256..%d", op, hidden, AOT_MHC_MAX_HIDDEN);
+    AOT_INVALID_IF(tokens < 0 || tokens > MAX_TOKENS, d, "%s: tokens = %d; supported 0..%d", op, tokens, MAX_TOKENS);
     return AITER_AOT_STATUS_OK;
 }
 
@@ -32,7 +31,7 @@ static aiter_aot_status check_ptrs(const char *op, const char *names, const char
         const char *name = names;
         for (int j = 0; j < i; j++) name = strchr(name, ',') + 2;
         int len = (int)(strchr(name, ',') ? (size_t)(strchr(name, ',') - name) : strlen(name));
-        return BAD("%s: %.*s is %s", op, len, name, p[i] ? "not aligned (bf16 tensors: 16 bytes, fp32: 4)" : "NULL");
+        return AOT_INVALID(d, "%s: %.*s is %s", op, len, name, p[i] ? "not aligned (bf16 tensors: 16 bytes, fp32: 4)" : "NULL");
     }
     return AITER_AOT_STATUS_OK;
 }
@@ -48,8 +47,8 @@ static int32_t max_splits(int32_t hidden)
 
 static aiter_aot_status check_splits(const char *op, int32_t splits, int32_t hidden, aot_diag *d)
 {
-    if (splits < 1 || splits > max_splits(hidden))
-        return BAD("%s: splits = %d; need 1..%d for hidden = %d", op, splits, max_splits(hidden), hidden);
+    AOT_INVALID_IF(splits < 1 || splits > max_splits(hidden), d,
+                   "%s: splits = %d; need 1..%d for hidden = %d", op, splits, max_splits(hidden), hidden);
     return AITER_AOT_STATUS_OK;
 }
 
@@ -79,7 +78,7 @@ aiter_aot_status aiter_aot_mhc_splits(int32_t tokens, int32_t hidden, int32_t *s
 {
     aot_diag dd, *d = &dd;
     aiter_aot_status s = check_shape("mhc_splits", AOT_MHC_N, tokens, hidden, d);
-    if (s == AITER_AOT_STATUS_OK && splits == NULL) s = BAD("mhc_splits: splits is NULL");
+    if (s == AITER_AOT_STATUS_OK && splits == NULL) s = AOT_INVALID(d, "mhc_splits: splits is NULL");
     int mps = 0;
     if (s == AITER_AOT_STATUS_OK) s = aot_op_multiprocessors(&mps, d);
     if (s == AITER_AOT_STATUS_OK) *splits = pick_splits(tokens, hidden, mps);
@@ -153,10 +152,10 @@ aiter_aot_status aiter_aot_mhc_prenorm_gemm(const aiter_aot_mhc_prenorm_gemm_arg
 
 static aiter_aot_status check_params(const char *op, const aiter_aot_mhc_params *p, aot_diag *d)
 {
-    if (p->sinkhorn_iters < 1 || p->sinkhorn_iters > 10000)
-        return BAD("%s: params.sinkhorn_iters = %d; need 1..10000", op, p->sinkhorn_iters);
-    if (!(p->rms_eps >= 0 && p->pre_eps >= 0 && p->sinkhorn_eps >= 0 && p->norm_eps >= 0))
-        return BAD("%s: params: every eps must be >= 0 (and not NaN)", op);
+    AOT_INVALID_IF(p->sinkhorn_iters < 1 || p->sinkhorn_iters > 10000, d,
+                   "%s: params.sinkhorn_iters = %d; need 1..10000", op, p->sinkhorn_iters);
+    AOT_INVALID_IF(!(p->rms_eps >= 0 && p->pre_eps >= 0 && p->sinkhorn_eps >= 0 && p->norm_eps >= 0), d,
+                   "%s: params: every eps must be >= 0 (and not NaN)", op);
     return AITER_AOT_STATUS_OK;
 }
 
@@ -167,9 +166,12 @@ static aiter_aot_status pre_check(const aiter_aot_mhc_pre_args *a, aot_diag *d)
     AOT_FORWARD(check_params("mhc_pre", &a->params, d));
     AOT_FORWARD(PTRS("mhc_pre", "mix, sqrsum, scale, base, residual, post, comb, layer_input", "4444x44x",
                      a->mix, a->sqrsum, a->scale, a->base, a->residual, a->post, a->comb, a->layer_input));
-    if (a->norm_weight && aot_misaligned(a->norm_weight, 16)) return BAD("mhc_pre: norm_weight is not 16-byte aligned");
-    if (a->broadcast ? (a->residual_out == NULL || aot_misaligned(a->residual_out, 16)) : a->residual_out != NULL)
-        return BAD("mhc_pre: residual_out must be given (16-byte aligned) with broadcast, and NULL without");
+    AOT_INVALID_IF(a->norm_weight && aot_misaligned(a->norm_weight, 16), d,
+                   "mhc_pre: norm_weight is not 16-byte aligned");
+    AOT_INVALID_IF(a->broadcast ? (a->residual_out == NULL ||
+                       aot_misaligned(a->residual_out, 16)) : a->residual_out != NULL,
+                   d,
+                   "mhc_pre: residual_out must be given (16-byte aligned) with broadcast, and NULL without");
     return AITER_AOT_STATUS_OK;
 }
 
@@ -177,9 +179,12 @@ static aiter_aot_status pre_check(const aiter_aot_mhc_pre_args *a, aot_diag *d)
 static aiter_aot_status pre_run(const aiter_aot_mhc_pre_args *a, unsigned flags, void *stream, aot_diag *d)
 {
     const aiter_aot_mhc_params *p = &a->params;
-    aot_mhc_pre_kargs k = {a->mix, a->sqrsum, a->scale, a->base, a->residual, a->norm_weight, a->post, a->comb,
-                           a->layer_input, a->residual_out, a->tokens, a->hidden, a->splits, p->sinkhorn_iters,
-                           p->rms_eps, p->pre_eps, p->sinkhorn_eps, p->post_mult, p->norm_eps, 0};
+    aot_mhc_pre_kargs k = {.mix = a->mix, .sqrsum = a->sqrsum, .scale = a->scale, .base = a->base,
+                           .residual = a->residual, .norm_weight = a->norm_weight, .post = a->post, .comb = a->comb,
+                           .layer_input = a->layer_input, .residual_out = a->residual_out, .tokens = a->tokens,
+                           .hidden = a->hidden, .splits = a->splits, .sinkhorn_iters = p->sinkhorn_iters,
+                           .rms_eps = p->rms_eps, .pre_eps = p->pre_eps, .sinkhorn_eps = p->sinkhorn_eps,
+                           .post_mult = p->post_mult, .norm_eps = p->norm_eps};
     return aot_op_launch(pre_kernel(a->broadcast, a->norm_weight != NULL), &k, sizeof k, (unsigned)a->tokens,
                          AOT_MHC_BLOCK, flags, stream, d);
 }
@@ -253,10 +258,11 @@ static uint16_t *pre_full_parts(const aiter_aot_mhc_pre_full_args *a, int32_t sp
 
 static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void *stream, aot_diag *d)
 {
-    if (a->workspace_size < aiter_aot_mhc_workspace_size(a->tokens, a->hidden))
-        return BAD("mhc_pre_full: workspace_size %zu < %zu (aiter_aot_mhc_workspace_size)", a->workspace_size,
+    AOT_INVALID_IF(a->workspace_size < aiter_aot_mhc_workspace_size(a->tokens, a->hidden), d,
+                   "mhc_pre_full: workspace_size %zu < %zu (aiter_aot_mhc_workspace_size)", a->workspace_size,
                    aiter_aot_mhc_workspace_size(a->tokens, a->hidden));
-    if (a->workspace == NULL || aot_misaligned(a->workspace, 4)) return BAD("mhc_pre_full: workspace must be non-NULL and 4-byte aligned");
+    AOT_INVALID_IF(a->workspace == NULL || aot_misaligned(a->workspace, 4), d,
+                   "mhc_pre_full: workspace must be non-NULL and 4-byte aligned");
     /* both kernels' arguments are checked before either launches, and before the device is
      * asked for its multiprocessors: bad arguments say so, also where there is no device */
     aiter_aot_mhc_prenorm_gemm_args g;
@@ -299,9 +305,10 @@ aiter_aot_status aiter_aot_mhc_post(const aiter_aot_mhc_post_args *args, void *s
     if (s == AITER_AOT_STATUS_OK) s = check_shape("mhc_post", a.hc_mult, a.tokens, a.hidden, d);
     if (s == AITER_AOT_STATUS_OK)
         s = PTRS("mhc_post", "comb, post, residual, x, out", "44xxx", a.comb, a.post, a.residual, a.x, a.out);
-    if (s == AITER_AOT_STATUS_OK && a.out == a.residual) s = BAD("mhc_post: out may not alias residual");
+    if (s == AITER_AOT_STATUS_OK && a.out == a.residual) s = AOT_INVALID(d, "mhc_post: out may not alias residual");
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
-        aot_mhc_post_kargs k = {a.comb, a.post, a.residual, a.x, a.out, a.tokens, a.hidden};
+        aot_mhc_post_kargs k = {.comb = a.comb, .post = a.post, .residual = a.residual, .x = a.x, .out = a.out,
+                                .tokens = a.tokens, .hidden = a.hidden};
         s = post_run(&k, stream, d);
     }
     return aot_api_return(s, d);
@@ -322,7 +329,7 @@ static aiter_aot_status fused_check(const aiter_aot_mhc_fused_post_pre_args *a, 
     AOT_FORWARD(PTRS("mhc_fused_post_pre", "comb, post, residual, x, fn, residual_out, mix, sqrsum",
                      a->tokens <= FUSED_MAX_TOKENS ? "44224244" : "44xx4x44", a->comb, a->post, a->residual, a->x,
                      a->fn, a->residual_out, a->mix, a->sqrsum));
-    if (a->residual_out == a->residual) return BAD("mhc_fused_post_pre: residual_out may not alias residual");
+    AOT_INVALID_IF(a->residual_out == a->residual, d, "mhc_fused_post_pre: residual_out may not alias residual");
     return AITER_AOT_STATUS_OK;
 }
 
@@ -334,7 +341,8 @@ static aiter_aot_status fused_run(const aiter_aot_mhc_fused_post_pre_args *a, vo
                                 .tokens = a->tokens, .hidden = a->hidden, .splits = a->splits, .streams = AOT_MHC_N};
         return launch_gemm("mhc_gemm_fused", 0, &k, 0, stream, d);
     }
-    aot_mhc_post_kargs k = {a->comb, a->post, a->residual, a->x, a->residual_out, a->tokens, a->hidden};
+    aot_mhc_post_kargs k = {.comb = a->comb, .post = a->post, .residual = a->residual, .x = a->x,
+                            .out = a->residual_out, .tokens = a->tokens, .hidden = a->hidden};
     AOT_FORWARD(post_run(&k, stream, d));
     aiter_aot_mhc_prenorm_gemm_args g = {sizeof g, AOT_MHC_N, a->residual_out, a->fn, a->mix, a->sqrsum,
                                          a->tokens, a->hidden, a->splits, 0};
@@ -361,9 +369,10 @@ aiter_aot_status aiter_aot_mhc_head(const aiter_aot_mhc_head_args *args, void *s
     if (s == AITER_AOT_STATUS_OK) s = check_shape("mhc_head", a.hc_mult, a.tokens, a.hidden, d);
     if (s == AITER_AOT_STATUS_OK)
         s = PTRS("mhc_head", "residual, fn, scale, base, out", "24442", a.residual, a.fn, a.scale, a.base, a.out);
-    if (s == AITER_AOT_STATUS_OK && !(a.rms_eps >= 0 && a.eps >= 0)) s = BAD("mhc_head: rms_eps and eps must be >= 0");
+    if (s == AITER_AOT_STATUS_OK && !(a.rms_eps >= 0 && a.eps >= 0)) s = AOT_INVALID(d, "mhc_head: rms_eps and eps must be >= 0");
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
-        aot_mhc_head_kargs k = {a.residual, a.fn, a.scale, a.base, a.out, a.tokens, a.hidden, a.rms_eps, a.eps};
+        aot_mhc_head_kargs k = {.residual = a.residual, .fn = a.fn, .scale = a.scale, .base = a.base, .out = a.out,
+                                .tokens = a.tokens, .hidden = a.hidden, .rms_eps = a.rms_eps, .eps = a.eps};
         s = aot_op_launch("mhc_head", &k, sizeof k, (unsigned)a.tokens, AOT_MHC_BLOCK, 0, stream, d);
     }
     return aot_api_return(s, d);

@@ -9,27 +9,27 @@
 #include "moe_kargs.h"
 #include "op.h"
 
-#define BAD(...) aot_fail(&d, AITER_AOT_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
-
-
-static aiter_aot_status topk_check(const aiter_aot_topk_softmax_args *a, aot_diag *dp)
+static aiter_aot_status topk_check(const aiter_aot_topk_softmax_args *a, aot_diag *d)
 {
-    aot_diag d;
-    aiter_aot_status s = AITER_AOT_STATUS_OK;
-    size_t esize = a->gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 2;
-    if (!a->gating || !a->topk_weights || !a->topk_ids) s = BAD("topk_softmax: gating, topk_weights and topk_ids must not be NULL");
-    else if ((unsigned)a->gating_dtype > AITER_AOT_DTYPE_BF16) s = BAD("topk_softmax: gating_dtype %d is not F32, F16 or BF16", (int)a->gating_dtype);
-    else if (a->experts < 1 || a->experts > 1024) s = BAD("topk_softmax: experts = %d; supported 1..1024", a->experts);
-    else if (a->k < 1 || a->k > AOT_MOE_MAX_K || a->k > a->experts) s = BAD("topk_softmax: k = %d; need 1 <= k <= min(%d, experts = %d)", a->k, AOT_MOE_MAX_K, a->experts);
-    else if (a->tokens < 0 || (int64_t)a->tokens * a->k > INT32_MAX) s = BAD("topk_softmax: tokens = %d out of range", a->tokens);
-    else if (a->gating_row_stride < a->experts) s = BAD("topk_softmax: gating_row_stride %lld < experts %d", (long long)a->gating_row_stride, a->experts);
-    else if (a->gating_row_stride > INT64_MAX / (int64_t)esize / (a->tokens ? a->tokens : 1))
-        s = BAD("topk_softmax: gating_row_stride %lld: tokens rows of it overflow a byte offset", (long long)a->gating_row_stride);
-    else if (aot_misaligned(a->gating, esize) || aot_misaligned(a->topk_weights, 4) || aot_misaligned(a->topk_ids, 4) ||
-             aot_misaligned(a->token_expert_indices, 4))
-        s = BAD("topk_softmax: a pointer is not aligned to its element size");
-    if (s != AITER_AOT_STATUS_OK) *dp = d;
-    return s;
+    const size_t esize = a->gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 2;
+    AOT_INVALID_IF(!a->gating || !a->topk_weights || !a->topk_ids, d,
+                   "topk_softmax: gating, topk_weights and topk_ids must not be NULL");
+    AOT_INVALID_IF((unsigned)a->gating_dtype > AITER_AOT_DTYPE_BF16, d,
+                   "topk_softmax: gating_dtype %d is not F32, F16 or BF16", (int)a->gating_dtype);
+    AOT_INVALID_IF(a->experts < 1 || a->experts > 1024, d, "topk_softmax: experts = %d; supported 1..1024", a->experts);
+    AOT_INVALID_IF(a->k < 1 || a->k > AOT_MOE_MAX_K || a->k > a->experts, d,
+                   "topk_softmax: k = %d; need 1 <= k <= min(%d, experts = %d)", a->k, AOT_MOE_MAX_K, a->experts);
+    AOT_INVALID_IF(a->tokens < 0 || (int64_t)a->tokens * a->k > INT32_MAX, d, "topk_softmax: tokens = %d out of range",
+                   a->tokens);
+    AOT_INVALID_IF(a->gating_row_stride < a->experts, d, "topk_softmax: gating_row_stride %lld < experts %d",
+                   (long long)a->gating_row_stride, a->experts);
+    AOT_INVALID_IF(a->gating_row_stride > INT64_MAX / (int64_t)esize / (a->tokens ? a->tokens : 1), d,
+                   "topk_softmax: gating_row_stride %lld: tokens rows of it overflow a byte offset",
+                   (long long)a->gating_row_stride);
+    AOT_INVALID_IF(aot_misaligned(a->gating, esize) || aot_misaligned(a->topk_weights, 4) ||
+                       aot_misaligned(a->topk_ids, 4) || aot_misaligned(a->token_expert_indices, 4),
+                   d, "topk_softmax: a pointer is not aligned to its element size");
+    return AITER_AOT_STATUS_OK;
 }
 
 /* Whether the kernel may load each lane's run of vpt logits whole (min(vpt logits, 16 bytes) at
@@ -73,9 +73,10 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
     char name[40];
     const char *rows4 = rows == 1 ? "" : a.gating_dtype == AITER_AOT_DTYPE_F32 ? "_rows4_f32" : "_rows4";
     snprintf(name, sizeof name, "topk_softmax_v%u%s%s", vpt, rows4, full ? "_full" : "");
-    aot_topk_kargs k = {a.gating, a.topk_weights, a.topk_ids, a.token_expert_indices,
-                        a.gating_row_stride, a.tokens, a.experts, a.k, a.renormalize != 0,
-                        (int32_t)a.gating_dtype, wide};
+    aot_topk_kargs k = {.gating = a.gating, .weights = a.topk_weights, .ids = a.topk_ids,
+                        .token_expert_indices = a.token_expert_indices, .row_stride = a.gating_row_stride,
+                        .tokens = a.tokens, .experts = a.experts, .k = a.k, .renormalize = a.renormalize != 0,
+                        .dtype = (int32_t)a.gating_dtype, .wide_rows = wide};
     unsigned rows_per_block = AOT_TOPK_BLOCK / wave * rows;
     unsigned grid = (unsigned)((a.tokens + rows_per_block - 1) / rows_per_block);
     s = aot_op_launch(name, &k, sizeof k, grid, AOT_TOPK_BLOCK, 0, stream, &d);
@@ -100,28 +101,29 @@ size_t aiter_aot_moe_sorting_max_padded(int32_t tokens, int32_t k, int32_t exper
     return (size_t)((int64_t)tokens * k + (int64_t)experts * bs - k);
 }
 
-static aiter_aot_status sort_check(const aiter_aot_moe_sorting_args *a, aot_diag *dp)
+static aiter_aot_status sort_check(const aiter_aot_moe_sorting_args *a, aot_diag *d)
 {
-    aot_diag d;
-    aiter_aot_status s = AITER_AOT_STATUS_OK;
-    if (!a->topk_ids || !a->topk_weights || !a->sorted_token_ids || !a->sorted_weights ||
-        !a->sorted_expert_ids || !a->num_valid_ids || !a->workspace)
-        s = BAD("moe_sorting: topk_ids, topk_weights, the four outputs and workspace must not be NULL");
-    else if (a->tokens < 1 || a->tokens >= (1 << 24)) s = BAD("moe_sorting: tokens = %d; supported 1..2^24-1", a->tokens);
-    else if (a->experts < 1 || a->experts > AOT_MOE_MAX_EXPERTS) s = BAD("moe_sorting: experts = %d; supported 1..1024", a->experts);
-    else if (a->k < 1 || a->k > AOT_MOE_MAX_K || a->k > a->experts) s = BAD("moe_sorting: k = %d; need 1 <= k <= min(%d, experts = %d)", a->k, AOT_MOE_MAX_K, a->experts);
-    else if (a->block_size < 1 || a->block_size > 256) s = BAD("moe_sorting: block_size = %d; supported 1..256", a->block_size);
-    else if (a->workspace_size < aiter_aot_moe_sorting_workspace_size(a->tokens, a->k, a->experts))
-        s = BAD("moe_sorting: workspace_size %zu < %zu (aiter_aot_moe_sorting_workspace_size)", a->workspace_size,
-                aiter_aot_moe_sorting_workspace_size(a->tokens, a->k, a->experts));
-    else if (a->moe_buf && (a->moe_buf_bytes % 16 || aot_misaligned(a->moe_buf, 16)))
-        s = BAD("moe_sorting: moe_buf must be 16-byte aligned and moe_buf_bytes a multiple of 16");
-    else if (aot_misaligned(a->topk_ids, 4) || aot_misaligned(a->topk_weights, 4) || aot_misaligned(a->sorted_token_ids, 4) ||
-             aot_misaligned(a->sorted_weights, 4) || aot_misaligned(a->sorted_expert_ids, 4) ||
-             aot_misaligned(a->num_valid_ids, 4) || aot_misaligned(a->workspace, 4) || aot_misaligned(a->expert_mask, 4))
-        s = BAD("moe_sorting: a pointer is not 4-byte aligned");
-    if (s != AITER_AOT_STATUS_OK) *dp = d;
-    return s;
+    AOT_INVALID_IF(!a->topk_ids || !a->topk_weights || !a->sorted_token_ids || !a->sorted_weights ||
+                       !a->sorted_expert_ids || !a->num_valid_ids || !a->workspace,
+                   d, "moe_sorting: topk_ids, topk_weights, the four outputs and workspace must not be NULL");
+    AOT_INVALID_IF(a->tokens < 1 || a->tokens >= (1 << 24), d, "moe_sorting: tokens = %d; supported 1..2^24-1", a->tokens);
+    AOT_INVALID_IF(a->experts < 1 || a->experts > AOT_MOE_MAX_EXPERTS, d, "moe_sorting: experts = %d; supported 1..1024",
+                   a->experts);
+    AOT_INVALID_IF(a->k < 1 || a->k > AOT_MOE_MAX_K || a->k > a->experts, d,
+                   "moe_sorting: k = %d; need 1 <= k <= min(%d, experts = %d)", a->k, AOT_MOE_MAX_K, a->experts);
+    AOT_INVALID_IF(a->block_size < 1 || a->block_size > 256, d, "moe_sorting: block_size = %d; supported 1..256",
+                   a->block_size);
+    const size_t need = aiter_aot_moe_sorting_workspace_size(a->tokens, a->k, a->experts);
+    AOT_INVALID_IF(a->workspace_size < need, d,
+                   "moe_sorting: workspace_size %zu < %zu (aiter_aot_moe_sorting_workspace_size)", a->workspace_size, need);
+    AOT_INVALID_IF(a->moe_buf && (a->moe_buf_bytes % 16 || aot_misaligned(a->moe_buf, 16)), d,
+                   "moe_sorting: moe_buf must be 16-byte aligned and moe_buf_bytes a multiple of 16");
+    AOT_INVALID_IF(aot_misaligned(a->topk_ids, 4) || aot_misaligned(a->topk_weights, 4) ||
+                       aot_misaligned(a->sorted_token_ids, 4) || aot_misaligned(a->sorted_weights, 4) ||
+                       aot_misaligned(a->sorted_expert_ids, 4) || aot_misaligned(a->num_valid_ids, 4) ||
+                       aot_misaligned(a->workspace, 4) || aot_misaligned(a->expert_mask, 4),
+                   d, "moe_sorting: a pointer is not 4-byte aligned");
+    return AITER_AOT_STATUS_OK;
 }
 
 /* The second and third launch early, each waiting in the kernel for the one before. */
@@ -145,11 +147,14 @@ aiter_aot_status aiter_aot_moe_sorting(const aiter_aot_moe_sorting_args *args, v
     int64_t chunks = chunks_for(a.tokens), max_padded = (int64_t)aiter_aot_moe_sorting_max_padded(a.tokens, a.k, a.experts, a.block_size);
     int64_t pad_blocks = (a.experts + AOT_MOE_PAD_EXPERTS - 1) / AOT_MOE_PAD_EXPERTS;
     int32_t *ws = a.workspace, *info = ws + a.experts * chunks; /* layout: aiter_aot_moe_sorting_workspace_size */
-    aot_moe_sort_kargs k = {a.topk_ids, a.topk_weights, a.expert_mask, a.sorted_token_ids,
-                            a.sorted_weights, a.sorted_expert_ids, a.num_valid_ids, ws,
-                            info, info + 3 * a.experts + 1, info + 3 * a.experts, a.moe_buf, (int64_t)(a.moe_buf ? a.moe_buf_bytes / 4 : 0),
-                            a.tokens, a.k, a.experts, a.block_size, (int32_t)chunks, (int32_t)max_padded,
-                            (int32_t)((max_padded + a.block_size - 1) / a.block_size),
-                            (int32_t)(chunks > pad_blocks ? chunks : pad_blocks)};
+    aot_moe_sort_kargs k = {.ids = a.topk_ids, .weights = a.topk_weights, .mask = a.expert_mask,
+                            .sorted_ids = a.sorted_token_ids, .sorted_weights = a.sorted_weights,
+                            .sorted_expert_ids = a.sorted_expert_ids, .num_valid = a.num_valid_ids, .counts = ws,
+                            .expert_info = info, .ranked = info + 3 * a.experts + 1, .done = info + 3 * a.experts,
+                            .moe_buf = a.moe_buf, .moe_buf_words = (int64_t)(a.moe_buf ? a.moe_buf_bytes / 4 : 0),
+                            .tokens = a.tokens, .k = a.k, .experts = a.experts, .block_size = a.block_size,
+                            .chunks = (int32_t)chunks, .max_padded = (int32_t)max_padded,
+                            .max_blocks = (int32_t)((max_padded + a.block_size - 1) / a.block_size),
+                            .scatter_blocks = (int32_t)(chunks > pad_blocks ? chunks : pad_blocks)};
     return aot_api_return(sort_launches(&k, stream, &d), &d);
 }
