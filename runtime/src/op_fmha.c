@@ -5,14 +5,17 @@
 #include "aiter_aot.h"
 #include "api.h"
 #include "fmha_kargs.h"
+#include "kernel_ids.h"
 #include "op.h"
 
+/* The kernel for a head-dim pair, from fmha_variants.h; NULL for a pair none is built for. */
 static const char *variant(int32_t dq, int32_t dv)
 {
-    if (dq == 64 && dv == 64) return "fmha_fwd_d64";
-    if (dq == 128 && dv == 128) return "fmha_fwd_d128";
-    if (dq == 192 && dv == 128) return "fmha_fwd_d192_128";
-    if (dq == 256 && dv == 256) return "fmha_fwd_d256";
+#define FMHA_ROW(name, kargs, d, d_v, blocks) {AOT_K_##name, d, d_v},
+    static const struct { aot_kernel_id id; int32_t d, dv; } variants[] = {AOT_FMHA_VARIANTS(FMHA_ROW)};
+#undef FMHA_ROW
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+        if (variants[i].d == dq && variants[i].dv == dv) return aot_kernel_name(variants[i].id);
     return NULL;
 }
 

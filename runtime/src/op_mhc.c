@@ -5,6 +5,7 @@
 
 #include "aiter_aot.h"
 #include "api.h"
+#include "kernel_ids.h"
 #include "mhc_kargs.h"
 #include "op.h"
 
@@ -112,7 +113,13 @@ static aiter_aot_status launch_gemm(const char *name, int matrix_units, aot_mhc_
 
 static const char *pre_kernel(int broadcast, int norm)
 {
-    return broadcast ? (norm ? "mhc_pre_broadcast_norm" : "mhc_pre_broadcast") : (norm ? "mhc_pre_norm" : "mhc_pre");
+#define PRE_ROW(name, kargs, b, n) {AOT_K_##name, b, n},
+    static const struct { aot_kernel_id id; bool broadcast, norm; } variants[] = {AOT_MHC_PRE_VARIANTS(PRE_ROW)};
+#undef PRE_ROW
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+        if (variants[i].broadcast == (broadcast != 0) && variants[i].norm == (norm != 0))
+            return aot_kernel_name(variants[i].id);
+    return "mhc_pre (no such variant)"; /* not reached: the list has all four */
 }
 
 /* ---- prenorm_gemm ---- */
@@ -132,10 +139,11 @@ static aiter_aot_status gemm_run(const aiter_aot_mhc_prenorm_gemm_args *a, uint1
     aot_mhc_gemm_kargs k = {.residual = a->residual, .fn = a->fn, .fn_terms = fn_terms, .mix = a->mix,
                             .sqrsum = a->sqrsum, .tokens = a->tokens, .hidden = a->hidden, .splits = a->splits,
                             .streams = a->broadcast ? 1 : AOT_MHC_N};
-    if (fn_terms == NULL) return launch_gemm(a->broadcast ? "mhc_gemm_n1" : "mhc_gemm_n4", 1, &k, 0, stream, d);
-    AOT_FORWARD(aot_op_launch("mhc_fn_terms", &k, sizeof k, (unsigned)(k.streams * a->hidden / AOT_MHC_TC_CHUNK),
+    if (fn_terms == NULL) return launch_gemm(aot_kernel_name(a->broadcast ? AOT_K_mhc_gemm_n1 : AOT_K_mhc_gemm_n4), 1, &k, 0, stream, d);
+    AOT_FORWARD(aot_op_launch(aot_kernel_name(AOT_K_mhc_fn_terms), &k, sizeof k, (unsigned)(k.streams * a->hidden / AOT_MHC_TC_CHUNK),
                               AOT_MHC_TC_BLOCK, 0, stream, d));
-    return launch_gemm(a->broadcast ? "mhc_gemm_n1_terms" : "mhc_gemm_n4_terms", 1, &k, AOT_LAUNCH_FOLLOWS, stream, d);
+    return launch_gemm(aot_kernel_name(a->broadcast ? AOT_K_mhc_gemm_n1_terms : AOT_K_mhc_gemm_n4_terms), 1, &k,
+                       AOT_LAUNCH_FOLLOWS, stream, d);
 }
 
 aiter_aot_status aiter_aot_mhc_prenorm_gemm(const aiter_aot_mhc_prenorm_gemm_args *args, void *stream)
@@ -217,7 +225,7 @@ static aiter_aot_status one_pass_run(const aiter_aot_mhc_pre_full_args *a, void 
     aot_mhc_cluster_kargs c;
     if (a->hidden != AOT_MHC_CL_HIDDEN || a->norm_weight != NULL || a->broadcast || aot_misaligned(a->fn, 16))
         return AITER_AOT_STATUS_UNSUPPORTED; /* the kernel copies fn 16 bytes at a time */
-    const aiter_aot_status found = aot_op_find("mhc_pre_cluster", sizeof c, &k, d);
+    const aiter_aot_status found = aot_op_find(aot_kernel_name(AOT_K_mhc_pre_cluster), sizeof c, &k, d);
     if (found == AITER_AOT_STATUS_NO_CODE_OBJECT || (found == AITER_AOT_STATUS_OK && k.gpu->tile_map == NULL))
         return AITER_AOT_STATUS_UNSUPPORTED;
     AOT_FORWARD(found);
@@ -294,17 +302,17 @@ aiter_aot_status aiter_aot_mhc_pre_full(const aiter_aot_mhc_pre_full_args *args,
 static aiter_aot_status post_run(aot_mhc_post_kargs *k, void *stream, aot_diag *d)
 {
     unsigned spans = ((unsigned)k->hidden + AOT_MHC_POST_SPAN - 1) / AOT_MHC_POST_SPAN;
-    return aot_op_launch("mhc_post", k, sizeof *k, (unsigned)k->tokens * spans, AOT_MHC_BLOCK, 0, stream, d);
+    return aot_op_launch(aot_kernel_name(AOT_K_mhc_post), k, sizeof *k, (unsigned)k->tokens * spans, AOT_MHC_BLOCK, 0, stream, d);
 }
 
 aiter_aot_status aiter_aot_mhc_post(const aiter_aot_mhc_post_args *args, void *stream)
 {
     aot_diag dd, *d = &dd;
     aiter_aot_mhc_post_args a;
-    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_post", d);
-    if (s == AITER_AOT_STATUS_OK) s = check_shape("mhc_post", a.hc_mult, a.tokens, a.hidden, d);
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, aot_kernel_name(AOT_K_mhc_post), d);
+    if (s == AITER_AOT_STATUS_OK) s = check_shape(aot_kernel_name(AOT_K_mhc_post), a.hc_mult, a.tokens, a.hidden, d);
     if (s == AITER_AOT_STATUS_OK)
-        s = PTRS("mhc_post", "comb, post, residual, x, out", "44xxx", a.comb, a.post, a.residual, a.x, a.out);
+        s = PTRS(aot_kernel_name(AOT_K_mhc_post), "comb, post, residual, x, out", "44xxx", a.comb, a.post, a.residual, a.x, a.out);
     if (s == AITER_AOT_STATUS_OK && a.out == a.residual) s = AOT_INVALID(d, "mhc_post: out may not alias residual");
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
         aot_mhc_post_kargs k = {.comb = a.comb, .post = a.post, .residual = a.residual, .x = a.x, .out = a.out,
@@ -339,7 +347,7 @@ static aiter_aot_status fused_run(const aiter_aot_mhc_fused_post_pre_args *a, vo
         aot_mhc_gemm_kargs k = {.residual = a->residual, .fn = a->fn, .mix = a->mix, .sqrsum = a->sqrsum, .y = a->x,
                                 .post = a->post, .comb = a->comb, .residual_out = a->residual_out,
                                 .tokens = a->tokens, .hidden = a->hidden, .splits = a->splits, .streams = AOT_MHC_N};
-        return launch_gemm("mhc_gemm_fused", 0, &k, 0, stream, d);
+        return launch_gemm(aot_kernel_name(AOT_K_mhc_gemm_fused), 0, &k, 0, stream, d);
     }
     aot_mhc_post_kargs k = {.comb = a->comb, .post = a->post, .residual = a->residual, .x = a->x,
                             .out = a->residual_out, .tokens = a->tokens, .hidden = a->hidden};
@@ -365,15 +373,15 @@ aiter_aot_status aiter_aot_mhc_head(const aiter_aot_mhc_head_args *args, void *s
 {
     aot_diag dd, *d = &dd;
     aiter_aot_mhc_head_args a;
-    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_head", d);
-    if (s == AITER_AOT_STATUS_OK) s = check_shape("mhc_head", a.hc_mult, a.tokens, a.hidden, d);
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, aot_kernel_name(AOT_K_mhc_head), d);
+    if (s == AITER_AOT_STATUS_OK) s = check_shape(aot_kernel_name(AOT_K_mhc_head), a.hc_mult, a.tokens, a.hidden, d);
     if (s == AITER_AOT_STATUS_OK)
-        s = PTRS("mhc_head", "residual, fn, scale, base, out", "24442", a.residual, a.fn, a.scale, a.base, a.out);
+        s = PTRS(aot_kernel_name(AOT_K_mhc_head), "residual, fn, scale, base, out", "24442", a.residual, a.fn, a.scale, a.base, a.out);
     if (s == AITER_AOT_STATUS_OK && !(a.rms_eps >= 0 && a.eps >= 0)) s = AOT_INVALID(d, "mhc_head: rms_eps and eps must be >= 0");
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
         aot_mhc_head_kargs k = {.residual = a.residual, .fn = a.fn, .scale = a.scale, .base = a.base, .out = a.out,
                                 .tokens = a.tokens, .hidden = a.hidden, .rms_eps = a.rms_eps, .eps = a.eps};
-        s = aot_op_launch("mhc_head", &k, sizeof k, (unsigned)a.tokens, AOT_MHC_BLOCK, 0, stream, d);
+        s = aot_op_launch(aot_kernel_name(AOT_K_mhc_head), &k, sizeof k, (unsigned)a.tokens, AOT_MHC_BLOCK, 0, stream, d);
     }
     return aot_api_return(s, d);
 }

@@ -1,11 +1,11 @@
 /* op_moe.c : aiter_aot_topk_softmax and aiter_aot_moe_sorting: argument checks, variant
  * choice and launches. The kernels are kernels/moe/. */
 #include <stdint.h>
-#include <stdio.h>  /* snprintf */
 #include <string.h>
 
 #include "aiter_aot.h"
 #include "api.h"
+#include "kernel_ids.h"
 #include "moe_kargs.h"
 #include "op.h"
 
@@ -41,6 +41,20 @@ static int32_t wide_rows(const aiter_aot_topk_softmax_args *a, unsigned vpt)
     return a->experts % vpt == 0 && (uintptr_t)a->gating % wide == 0 && (uint64_t)a->gating_row_stride * esize % wide == 0;
 }
 
+/* The kernel of moe_variants.h for a choice; every choice the op makes is in the list. */
+static const char *topk_variant(unsigned vpt, int full, unsigned rows, int dtypes)
+{
+#define TOPK_ROW(name, kargs, v, f, r, dt, blocks) {AOT_K_##name, v, f, r, dt},
+    static const struct { aot_kernel_id id; unsigned vpt; bool full; unsigned rows; int dtypes; } variants[] = {
+        AOT_TOPK_VARIANTS(TOPK_ROW)};
+#undef TOPK_ROW
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+        if (variants[i].vpt == vpt && variants[i].full == (full != 0) && variants[i].rows == rows &&
+            variants[i].dtypes == dtypes)
+            return aot_kernel_name(variants[i].id);
+    return "topk_softmax (no such variant)"; /* not reached: aot_op_find then names it */
+}
+
 aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args, void *stream)
 {
     aot_diag d;
@@ -49,7 +63,7 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
     if (s == AITER_AOT_STATUS_OK) s = topk_check(&a, &d);
     if (s != AITER_AOT_STATUS_OK || a.tokens == 0) return aot_api_return(s, &d);
     aot_op_kernel probe; /* the device's wave size, from any variant */
-    s = aot_op_find("topk_softmax_v1", sizeof(aot_topk_kargs), &probe, &d);
+    s = aot_op_find(aot_kernel_name(AOT_K_topk_softmax_v1), sizeof(aot_topk_kargs), &probe, &d);
     if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, &d);
     unsigned wave = probe.wave, vpt = 1;
     while (vpt * wave < (unsigned)a.experts) vpt *= 2;
@@ -70,9 +84,8 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
         if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, &d);
         if (a.tokens > per_mp * mps) rows = AOT_TOPK_ROWS;
     }
-    char name[40];
-    const char *rows4 = rows == 1 ? "" : a.gating_dtype == AITER_AOT_DTYPE_F32 ? "_rows4_f32" : "_rows4";
-    snprintf(name, sizeof name, "topk_softmax_v%u%s%s", vpt, rows4, full ? "_full" : "");
+    const int dtypes = rows == 1 ? TOPK_ANY : a.gating_dtype == AITER_AOT_DTYPE_F32 ? TOPK_F32 : TOPK_16BIT;
+    const char *name = topk_variant(vpt, full, rows, dtypes);
     aot_topk_kargs k = {.gating = a.gating, .weights = a.topk_weights, .ids = a.topk_ids,
                         .token_expert_indices = a.token_expert_indices, .row_stride = a.gating_row_stride,
                         .tokens = a.tokens, .experts = a.experts, .k = a.k, .renormalize = a.renormalize != 0,
@@ -129,10 +142,10 @@ static aiter_aot_status sort_check(const aiter_aot_moe_sorting_args *a, aot_diag
 /* The second and third launch early, each waiting in the kernel for the one before. */
 static aiter_aot_status sort_launches(aot_moe_sort_kargs *k, void *stream, aot_diag *d)
 {
-    AOT_FORWARD(aot_op_launch("moe_sort_count", k, sizeof *k, (unsigned)k->chunks, AOT_MOE_BLOCK, 0, stream, d));
-    AOT_FORWARD(aot_op_launch("moe_sort_chunk_scan", k, sizeof *k, (unsigned)k->experts, AOT_MOE_BLOCK,
+    AOT_FORWARD(aot_op_launch(aot_kernel_name(AOT_K_moe_sort_count), k, sizeof *k, (unsigned)k->chunks, AOT_MOE_BLOCK, 0, stream, d));
+    AOT_FORWARD(aot_op_launch(aot_kernel_name(AOT_K_moe_sort_chunk_scan), k, sizeof *k, (unsigned)k->experts, AOT_MOE_BLOCK,
                               AOT_LAUNCH_FOLLOWS, stream, d));
-    return aot_op_launch("moe_sort_scatter", k, sizeof *k, (unsigned)k->scatter_blocks, AOT_MOE_BLOCK,
+    return aot_op_launch(aot_kernel_name(AOT_K_moe_sort_scatter), k, sizeof *k, (unsigned)k->scatter_blocks, AOT_MOE_BLOCK,
                          AOT_LAUNCH_FOLLOWS, stream, d);
 }
 

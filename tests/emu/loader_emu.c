@@ -6,49 +6,25 @@
 #include <string.h>
 
 #include "emu.h"
+#include "kernel_ids.h"
 #include "loader.h"
 #include "fmha_kargs.h"
 #include "mhc_kargs.h"
 #include "moe_kargs.h"
 
-#define EMU_KERNELS(X)                                                                   \
-    X(topk_softmax_v1, aot_topk_kargs) X(topk_softmax_v2, aot_topk_kargs)                \
-    X(topk_softmax_v4, aot_topk_kargs) X(topk_softmax_v8, aot_topk_kargs)                \
-    X(topk_softmax_v16, aot_topk_kargs) X(topk_softmax_v32, aot_topk_kargs)              \
-    X(topk_softmax_v1_full, aot_topk_kargs) X(topk_softmax_v2_full, aot_topk_kargs)      \
-    X(topk_softmax_v4_full, aot_topk_kargs) X(topk_softmax_v8_full, aot_topk_kargs)      \
-    X(topk_softmax_v16_full, aot_topk_kargs) X(topk_softmax_v32_full, aot_topk_kargs)    \
-    X(topk_softmax_v1_rows4, aot_topk_kargs) X(topk_softmax_v2_rows4, aot_topk_kargs)    \
-    X(topk_softmax_v4_rows4, aot_topk_kargs) X(topk_softmax_v8_rows4, aot_topk_kargs)    \
-    X(topk_softmax_v1_rows4_full, aot_topk_kargs) X(topk_softmax_v2_rows4_full, aot_topk_kargs) \
-    X(topk_softmax_v4_rows4_full, aot_topk_kargs) X(topk_softmax_v8_rows4_full, aot_topk_kargs) \
-    X(topk_softmax_v1_rows4_f32, aot_topk_kargs) X(topk_softmax_v2_rows4_f32, aot_topk_kargs) \
-    X(topk_softmax_v4_rows4_f32, aot_topk_kargs) X(topk_softmax_v8_rows4_f32, aot_topk_kargs) \
-    X(topk_softmax_v1_rows4_f32_full, aot_topk_kargs) X(topk_softmax_v2_rows4_f32_full, aot_topk_kargs) \
-    X(topk_softmax_v4_rows4_f32_full, aot_topk_kargs) X(topk_softmax_v8_rows4_f32_full, aot_topk_kargs) \
-    X(moe_sort_count, aot_moe_sort_kargs) X(moe_sort_chunk_scan, aot_moe_sort_kargs)     \
-    X(moe_sort_scatter, aot_moe_sort_kargs)             \
-    X(mhc_gemm_n4, aot_mhc_gemm_kargs) X(mhc_gemm_n1, aot_mhc_gemm_kargs)                    \
-    X(mhc_gemm_n4_terms, aot_mhc_gemm_kargs) X(mhc_gemm_n1_terms, aot_mhc_gemm_kargs)        \
-    X(mhc_fn_terms, aot_mhc_gemm_kargs)                                                      \
-    X(mhc_gemm_fused, aot_mhc_gemm_kargs) X(mhc_pre, aot_mhc_pre_kargs)                      \
-    X(mhc_pre_norm, aot_mhc_pre_kargs) X(mhc_pre_broadcast, aot_mhc_pre_kargs)               \
-    X(mhc_pre_broadcast_norm, aot_mhc_pre_kargs) X(mhc_post, aot_mhc_post_kargs)             \
-    X(mhc_head, aot_mhc_head_kargs) X(fmha_fwd_d64, aot_fmha_kargs)                          \
-    X(fmha_fwd_d128, aot_fmha_kargs) X(fmha_fwd_d192_128, aot_fmha_kargs)                   \
-    X(fmha_fwd_d256, aot_fmha_kargs)
-
-/* Kernels built at wave 32 only (AOT_PIPELINES: sm_90a's warp-specialized pipelines). */
+/* Every kernel of the families' variant lists (runtime/src/kernel_ids.h); those built where
+ * AOT_PIPELINES is (sm_90a's warp-specialized pipelines) only at wave 32. */
+#define EMU_KERNELS(X) AOT_TOPK_VARIANTS(X) AOT_MOE_SORT_VARIANTS(X) AOT_MHC_VARIANTS(X) AOT_FMHA_VARIANTS(X)
 #if AOT_EMU_WAVE == 32
-#define EMU_KERNELS_W32(X) X(mhc_pre_cluster, aot_mhc_cluster_kargs)
+#define EMU_KERNELS_W32(X) AOT_MHC_PIPELINE_VARIANTS(X)
 #else
 #define EMU_KERNELS_W32(X)
 #endif
 
-#define DECLARE(k, t) void k##_emu(const void *args);
+#define DECLARE(k, t, ...) void k##_emu(const void *args);
 EMU_KERNELS(DECLARE)
 EMU_KERNELS_W32(DECLARE)
-#define ENTRY(k, t) {(void *)k##_emu, #k, sizeof(t), AOT_EMU_WAVE},
+#define ENTRY(k, t, ...) {(void *)k##_emu, #k, sizeof(t), AOT_EMU_WAVE},
 static aot_kernel_fn table[] = {EMU_KERNELS(ENTRY) EMU_KERNELS_W32(ENTRY)};
 
 static unsigned long long launches;
