@@ -3,7 +3,7 @@
 #ifndef AOT_DIAG_H
 #define AOT_DIAG_H
 
-#include "aiter_aot.h" /* aiter_aot_status */
+#include "aiter_aot_status.h" /* aiter_aot_status */
 
 typedef struct {
     char msg[384];

@@ -12,6 +12,7 @@
  * fp32 accumulation; P is rounded to bf16/fp16 for the second product (as FlashAttention). */
 #include "aot_device.h"
 #include "fmha_kargs.h"
+#include "fmha_variants.h" /* the kernels this file instantiates */
 
 #if defined(AOT_MMA_SYNC)
 typedef aot_mma_m16n8k16 fmha_mma;
@@ -562,11 +563,8 @@ AOT_DEV void fmha_body(const aot_fmha_kargs &a)
 /* blocks: how many blocks per multiprocessor the registers are capped for (sm_90a; d = 128 at
  * 3 blocks, 161 registers, ran 1.27x faster than at 2 (184) on the H200 of 2026-12-03; each
  * variant's count is the most that fits without spilling). */
-#define FMHA_VARIANT(name, d, dv, blocks)                                                      \
-    AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(THREADS, blocks) void name(aot_fmha_kargs a) { fmha_body<d, dv>(a); } \
-    AOT_EMU_ENTRY(name, aot_fmha_kargs)
+#define FMHA_VARIANT(name, kargs, d, dv, blocks)                                               \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(THREADS, blocks) void name(kargs a) { fmha_body<d, dv>(a); } \
+    AOT_EMU_ENTRY(name, kargs)
 
-FMHA_VARIANT(fmha_fwd_d64, 64, 64, 4)
-FMHA_VARIANT(fmha_fwd_d128, 128, 128, 3)
-FMHA_VARIANT(fmha_fwd_d192_128, 192, 128, 3)
-FMHA_VARIANT(fmha_fwd_d256, 256, 256, 2)
+AOT_FMHA_VARIANTS(FMHA_VARIANT)

@@ -1,5 +1,5 @@
 /* aot_host.h : the host part of the portability layer. Kernels compile as C++ on the CPU and
- * run inside the SIMT emulator (tests/emu/emu.c): every thread of a block is a fiber, and
+ * run inside the SIMT emulator (kernels/host/emu.c): every thread of a block is a fiber, and
  * barriers and wave operations are points where fibers switch, so a wave operation sees every
  * lane's value at once. AOT_EMU_WAVE (32 or 64) is given on the command line. */
 #ifndef AOT_HOST_H

@@ -23,6 +23,7 @@
  * mhc_head       one block per token: the 4 projections and sum x^2, pre, then the collapse. */
 #include "aot_device.h"
 #include "mhc_kargs.h"
+#include "mhc_variants.h" /* the kernels this file instantiates */
 
 #define N_ AOT_MHC_N
 #define HC AOT_MHC_GEMM_CHUNK
@@ -356,17 +357,14 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
     if (tid % TPR == 0 && tb0 + sq_row < a.tokens) a.sqrsum[base + tb0 + sq_row] = sq;
 }
 
-#define MHC_GEMM(name, streams, terms)                                                         \
-    AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_TC_BLOCK) void name(aot_mhc_gemm_kargs a)             \
+#define MHC_GEMM(name, kargs, streams, terms)                                                  \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_TC_BLOCK) void name(kargs a)                          \
     {                                                                                          \
         gemm_tc_body<streams, terms>(a);                                                       \
     }                                                                                          \
-    AOT_EMU_ENTRY(name, aot_mhc_gemm_kargs)
+    AOT_EMU_ENTRY(name, kargs)
 
-MHC_GEMM(mhc_gemm_n4, N_, false)
-MHC_GEMM(mhc_gemm_n1, 1, false)
-MHC_GEMM(mhc_gemm_n4_terms, N_, true)
-MHC_GEMM(mhc_gemm_n1_terms, 1, true)
+AOT_MHC_GEMM_VARIANTS(MHC_GEMM)
 
 /* ---- coefficients ---- */
 
@@ -502,17 +500,14 @@ AOT_DEV void pre_body(const aot_mhc_pre_kargs &a)
     if (tid < AOT_WAVE) post_and_comb(a, t, mix_s, rms);
 }
 
-#define MHC_PRE(name, broadcast, norm)                                                         \
-    AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void name(aot_mhc_pre_kargs a)                 \
+#define MHC_PRE(name, kargs, broadcast, norm)                                                  \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void name(kargs a)                             \
     {                                                                                          \
         pre_body<broadcast, norm>(a);                                                          \
     }                                                                                          \
-    AOT_EMU_ENTRY(name, aot_mhc_pre_kargs)
+    AOT_EMU_ENTRY(name, kargs)
 
-MHC_PRE(mhc_pre, false, false)
-MHC_PRE(mhc_pre_norm, false, true)
-MHC_PRE(mhc_pre_broadcast, true, false)
-MHC_PRE(mhc_pre_broadcast_norm, true, true)
+AOT_MHC_PRE_VARIANTS(MHC_PRE)
 
 /* ---- post ---- */
 

@@ -23,6 +23,7 @@
  * loaded whole (64, 128, ... 1024 on NVIDIA), whose lanes need no bounds tests. */
 #include "aot_device.h"
 #include "moe_kargs.h"
+#include "moe_variants.h" /* the kernels this file instantiates, TOPK_ANY/16BIT/F32 */
 
 AOT_DEV float load_logit(const aot_topk_kargs &a, aot_i64 row, int e)
 {
@@ -559,11 +560,8 @@ AOT_DEV aot_u32 fast_rows(const aot_topk_kargs &a, int E, bool vec, int row0, ao
 
 /* A wave takes R consecutive rows. FULL: rows of exactly VPT * AOT_WAVE experts, aligned for
  * the wide loads (the runtime's choice), so no lane needs a bounds test. DT: the logits' types
- * the kernel takes (the _rows4 kernels take 16-bit or fp32 rows, each with its own register
- * budget; below). */
-#define TOPK_ANY 0
-#define TOPK_16BIT 1
-#define TOPK_F32 2
+ * the kernel takes (TOPK_ANY, TOPK_16BIT, TOPK_F32 in moe_variants.h; the _rows4 kernels take
+ * 16-bit or fp32 rows, each with its own register budget; below). */
 template <int VPT, bool FULL, int R, int DT>
 AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
 {
@@ -593,32 +591,15 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
  * 1024-4096 (every block resident either way) and 2 % for fp32 rows at 262144, measured when
  * those still took topk_row (docs/performance.md). 6 for VPT = 16 (8 would spill), 3 for
  * VPT = 32 (a floor, not a cap: the compiler's 64 registers fit 4). */
-#define TOPK_KERNEL(name, vpt, full, rows, dt, blocks)                                          \
-    AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_TOPK_BLOCK, blocks) void name(aot_topk_kargs a)        \
+#define TOPK_KERNEL(name, kargs, vpt, full, rows, dt, blocks)                                   \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_TOPK_BLOCK, blocks) void name(kargs a)                 \
     {                                                                                          \
         topk_kernel_body<vpt, full, rows, dt>(a);                                              \
     }                                                                                          \
-    AOT_EMU_ENTRY(name, aot_topk_kargs)
-#define TOPK_VARIANT(vpt, blocks)                                                              \
-    TOPK_KERNEL(topk_softmax_v##vpt, vpt, false, 1, TOPK_ANY, blocks)                          \
-    TOPK_KERNEL(topk_softmax_v##vpt##_full, vpt, true, 1, TOPK_ANY, blocks)
-#define TOPK_ROWS_VARIANT(vpt, blocks16, blocks32)                                             \
-    TOPK_KERNEL(topk_softmax_v##vpt##_rows4, vpt, false, AOT_TOPK_ROWS, TOPK_16BIT, blocks16)  \
-    TOPK_KERNEL(topk_softmax_v##vpt##_rows4_full, vpt, true, AOT_TOPK_ROWS, TOPK_16BIT, blocks16) \
-    TOPK_KERNEL(topk_softmax_v##vpt##_rows4_f32, vpt, false, AOT_TOPK_ROWS, TOPK_F32, blocks32) \
-    TOPK_KERNEL(topk_softmax_v##vpt##_rows4_f32_full, vpt, true, AOT_TOPK_ROWS, TOPK_F32, blocks32)
+    AOT_EMU_ENTRY(name, kargs)
 
-TOPK_VARIANT(1, AOT_TOPK_ONE_ROW_BLOCKS)
-TOPK_VARIANT(2, AOT_TOPK_ONE_ROW_BLOCKS)
-TOPK_VARIANT(4, AOT_TOPK_ONE_ROW_BLOCKS)
-TOPK_VARIANT(8, AOT_TOPK_ONE_ROW_BLOCKS)
-TOPK_VARIANT(16, 6)
-TOPK_VARIANT(32, 3)
-/* 5 blocks: 48 registers (8 bytes of spills for fp32 rows at VPT = 8). 16-bit rows of 256
- * experts (VPT = 8, lists in shared memory) at 6 blocks, 40 registers: 53.6-53.8 µs at 262144
- * tokens on the H200 against 56.0-56.2 at 5 blocks, in a kernel without the fp32 path, which
- * would spill 100 bytes at 40 */
-TOPK_ROWS_VARIANT(1, 5, 5)
-TOPK_ROWS_VARIANT(2, 5, 5)
-TOPK_ROWS_VARIANT(4, 5, 5)
-TOPK_ROWS_VARIANT(8, 6, 5)
+/* The _rows4 kernels at 5 blocks: 48 registers (8 bytes of spills for fp32 rows at VPT = 8).
+ * 16-bit rows of 256 experts (VPT = 8, lists in shared memory) at 6 blocks, 40 registers:
+ * 53.6-53.8 µs at 262144 tokens on the H200 against 56.0-56.2 at 5 blocks, in a kernel without
+ * the fp32 path, which would spill 100 bytes at 40 */
+AOT_TOPK_VARIANTS(TOPK_KERNEL)

@@ -12,8 +12,10 @@
  *  - Each op takes a pointer to an arguments struct whose first field is its own size: fill it
  *    with designated initializers, e.g.
  *        aiter_aot_topk_softmax_args a = { .size = sizeof a, .gating = p, ... };
- *    Fields added in later versions go at the end; an older caller's smaller size is accepted
- *    and the missing fields read as zero.
+ *    Fields added in later versions go at the end. A size down to the struct's size in the
+ *    version that introduced the op is accepted (fields added since read as zero); a smaller
+ *    one is refused with AITER_AOT_STATUS_INVALID_ARGUMENT. Every op's struct is still as
+ *    version 0.1 introduced it, so today that minimum is its sizeof.
  *  - `stream` is the caller's hipStream_t or CUstream, passed as void *. NULL is the default
  *    stream. Ops launch asynchronously on it and return.
  *  - Pointers in the arguments structs are device pointers of the current device.
@@ -28,6 +30,8 @@
 
 #include <stddef.h> /* size_t */
 #include <stdint.h> /* int32_t, uint32_t */
+
+#include "aiter_aot_status.h" /* aiter_aot_status */
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,19 +49,6 @@ extern "C" {
 #define AITER_AOT_VERSION_NUMBER \
     (AITER_AOT_VERSION_MAJOR * 10000 + AITER_AOT_VERSION_MINOR * 100 + AITER_AOT_VERSION_PATCH)
 
-/* Status codes. The numbers are pinned: new codes are added, none is renumbered. */
-typedef enum {
-    AITER_AOT_STATUS_OK = 0,
-    AITER_AOT_STATUS_INVALID_ARGUMENT = 1, /* bad pointer, shape, stride or flag; nothing launched */
-    AITER_AOT_STATUS_NO_DEVICE = 2,        /* the GPU runtime reports no usable device */
-    AITER_AOT_STATUS_NO_CODE_OBJECT = 3,   /* the device's target is not in the embedded bundle */
-    AITER_AOT_STATUS_CORRUPT_BUNDLE = 4,   /* the embedded bundle failed a check */
-    AITER_AOT_STATUS_GPU_RUNTIME = 5,      /* the vendor library is missing or a call failed */
-    AITER_AOT_STATUS_INTERPOSED = 6,       /* an entry point did not come from the vendor library */
-    AITER_AOT_STATUS_OUT_OF_MEMORY = 7,
-    AITER_AOT_STATUS_LAUNCH_FAILED = 8,
-    AITER_AOT_STATUS_UNSUPPORTED = 9       /* a valid request this build cannot serve */
-} aiter_aot_status;
 
 /*! aiter_aot_status_string() :
  *  @return a static, constant name for `status` ("invalid argument"); never NULL. */
@@ -130,8 +121,10 @@ AITER_AOT_API aiter_aot_status aiter_aot_device_target(char *buf, size_t cap);
 /*! aiter_aot_gpu_library() :
  *  Binds the GPU runtime if not yet done.
  *  @return the path of the vendor library (libamdhip64 or libcuda) whose entry points the
- *          library bound (also when that library then reported no device), or "" if none
- *          could be bound (see aiter_aot_last_error()). */
+ *          library bound (also when that library then reported no device); under
+ *          AITER_AOT_GLOBAL_SYMBOLS=1 "the global scope (AITER_AOT_GLOBAL_SYMBOLS=1)", since the
+ *          entry points are then whatever the global scope names; "" if none could be bound
+ *          (see aiter_aot_last_error()). */
 AITER_AOT_API const char *aiter_aot_gpu_library(void);
 
 /* Element types of tensors passed to ops. */

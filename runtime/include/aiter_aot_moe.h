@@ -91,7 +91,8 @@ typedef struct {
 AITER_AOT_API size_t aiter_aot_moe_sorting_workspace_size(int32_t tokens, int32_t k, int32_t experts);
 
 /*! aiter_aot_moe_sorting_max_padded() :
- *  @return max_num_tokens_padded = tokens*k + experts*block_size - k (block_size 0 means 32). */
+ *  @return max_num_tokens_padded = tokens*k + experts*block_size - k (block_size 0 means 32),
+ *          or 0 when tokens, k or experts is below 1 or block_size negative. */
 AITER_AOT_API size_t aiter_aot_moe_sorting_max_padded(int32_t tokens, int32_t k, int32_t experts,
                                                       int32_t block_size);
 

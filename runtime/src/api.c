@@ -79,6 +79,19 @@ static int target_matches(const char *want, const char *have)
     return strcmp(w.processor, h.processor) == 0 && (!strchr(want, ':') || (w.xnack == h.xnack && w.sramecc == h.sramecc));
 }
 
+/* Whether an entry before `e` for a matching target has e's module name: each name counts once,
+ * found in the bundle itself, so the count does not depend on how many names fit in out. */
+static int named_before(const aot_bundle *b, const char *target, uint32_t e)
+{
+    const char *name = aot_bundle_string(b, aot_bundle_entry(b, e).name);
+    for (uint32_t i = 0; i < e; i++) {
+        aot_entry_rec r = aot_bundle_entry(b, i);
+        if (target_matches(target, aot_bundle_string(b, r.target)) && strcmp(aot_bundle_string(b, r.name), name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 size_t aiter_aot_kernels(const char *target, const char **out, size_t cap)
 {
     const aot_bundle *b;
@@ -87,10 +100,7 @@ size_t aiter_aot_kernels(const char *target, const char **out, size_t cap)
     if (aot_api_return(aot_embedded(&b, &d), &d) != AITER_AOT_STATUS_OK) return 0;
     for (uint32_t e = 0; e < b->entries; e++) {
         aot_entry_rec r = aot_bundle_entry(b, e);
-        if (!target_matches(target, aot_bundle_string(b, r.target))) continue;
-        int seen = 0;
-        for (size_t i = 0; i < n && i < cap; i++) seen |= strcmp(out[i], aot_bundle_string(b, r.name)) == 0;
-        if (seen) continue;
+        if (!target_matches(target, aot_bundle_string(b, r.target)) || named_before(b, target, e)) continue;
         if (n < cap) out[n] = aot_bundle_string(b, r.name);
         n++;
     }
@@ -116,7 +126,7 @@ aiter_aot_status aiter_aot_device_target(char *buf, size_t cap)
 {
     aot_diag d;
     const aot_gpu *gpu;
-    int dev;
+    int dev = -1;
     if (buf == NULL || cap == 0)
         return aot_api_return(aot_fail(&d, AITER_AOT_STATUS_INVALID_ARGUMENT, "aiter_aot_device_target: no buffer"), &d);
     aiter_aot_status s = aot_gpu_bind(&gpu, &d);
@@ -130,5 +140,7 @@ const char *aiter_aot_gpu_library(void)
     aot_diag d;
     const aot_gpu *gpu;
     aot_api_return(aot_gpu_bind(&gpu, &d), &d);
+    /* under the opt-out the entry points come from whichever object the global scope names */
+    if (gpu->global_symbols && gpu->library[0]) return AOT_GLOBAL_SCOPE_LIBRARY;
     return gpu->library; /* bound even when the device is missing; "" if nothing was */
 }

@@ -9,6 +9,10 @@
 
 #include "diag.h"
 
+/* What aiter_aot_gpu_library() names under AITER_AOT_GLOBAL_SYMBOLS=1: the entry points are
+ * the global scope's, whichever object defines them, not necessarily the vendor library's. */
+#define AOT_GLOBAL_SCOPE_LIBRARY "the global scope (AITER_AOT_GLOBAL_SYMBOLS=1)"
+
 typedef struct {
     const char *name;      /* "HIP", "CUDA" */
     char library[512];     /* the vendor library every entry point was taken from */

@@ -3,7 +3,7 @@
 
 aiter_aot_status aot_op_find(const char *name, unsigned kargs_size, aot_op_kernel *k, aot_diag *d)
 {
-    int dev;
+    int dev = -1;
     AOT_FORWARD(aot_kernel(name, kargs_size, &k->fn, &k->gpu, &dev, d));
     k->wave = k->fn->wave_size ? k->fn->wave_size : 32; /* cubins record none: NVIDIA warps are 32 */
     return AITER_AOT_STATUS_OK;
@@ -30,7 +30,7 @@ aiter_aot_status aot_op_run_cluster(const aot_op_kernel *k, void *kargs, unsigne
 aiter_aot_status aot_op_multiprocessors(int *count, aot_diag *d)
 {
     const aot_gpu *gpu;
-    int dev;
+    int dev = -1; /* a global-scope hipGetDevice that writes nothing must not leave it undefined */
     AOT_FORWARD(aot_gpu_bind(&gpu, d));
     AOT_FORWARD(gpu->current_device(&dev, d));
     return gpu->multiprocessors(dev, count, d);

@@ -6,6 +6,15 @@
 
 #include "loader.h"
 
+/* The one way ops report a bad argument (zstd's RETURN_ERROR_IF): AOT_INVALID is the failure as
+ * a value, AOT_INVALID_IF returns it from the enclosing function when `cond` holds, so an op's
+ * checks read one rule a line. `d` is an aot_diag pointer. */
+#define AOT_INVALID(d, ...) aot_fail((d), AITER_AOT_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+#define AOT_INVALID_IF(cond, d, ...)                      \
+    do {                                                  \
+        if (cond) return AOT_INVALID((d), __VA_ARGS__);   \
+    } while (0)
+
 static inline int aot_misaligned(const void *p, size_t align) { return ((uintptr_t)p & (align - 1)) != 0; }
 
 /* A kernel of the current device, found once and launched from there. */

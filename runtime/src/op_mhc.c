@@ -5,10 +5,10 @@
 
 #include "aiter_aot.h"
 #include "api.h"
+#include "kernel_ids.h"
 #include "mhc_kargs.h"
 #include "op.h"
 
-#define BAD(...) aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 #define MAX_TOKENS (1 << 24)
 #define MAX_SPLITS 128
 
@@ -16,10 +16,10 @@
 
 static aiter_aot_status check_shape(const char *op, int32_t hc_mult, int32_t tokens, int32_t hidden, aot_diag *d)
 {
-    if (hc_mult != AOT_MHC_N) return BAD("%s: hc_mult = %d; only 4 streams are built", op, hc_mult);
-    if (hidden < 256 || hidden > AOT_MHC_MAX_HIDDEN || hidden % 256)
-        return BAD("%s: hidden = %d; need a multiple of 256 in 256..%d", op, hidden, AOT_MHC_MAX_HIDDEN);
-    if (tokens < 0 || tokens > MAX_TOKENS) return BAD("%s: tokens = %d; supported 0..%d", op, tokens, MAX_TOKENS);
+    AOT_INVALID_IF(hc_mult != AOT_MHC_N, d, "%s: hc_mult = %d; only 4 streams are built", op, hc_mult);
+    AOT_INVALID_IF(hidden < 256 || hidden > AOT_MHC_MAX_HIDDEN || hidden % 256, d,
+                   "%s: hidden = %d; need a multiple of 256 in 256..%d", op, hidden, AOT_MHC_MAX_HIDDEN);
+    AOT_INVALID_IF(tokens < 0 || tokens > MAX_TOKENS, d, "%s: tokens = %d; supported 0..%d", op, tokens, MAX_TOKENS);
     return AITER_AOT_STATUS_OK;
 }
 
@@ -32,7 +32,7 @@ static aiter_aot_status check_ptrs(const char *op, const char *names, const char
         const char *name = names;
         for (int j = 0; j < i; j++) name = strchr(name, ',') + 2;
         int len = (int)(strchr(name, ',') ? (size_t)(strchr(name, ',') - name) : strlen(name));
-        return BAD("%s: %.*s is %s", op, len, name, p[i] ? "not aligned (bf16 tensors: 16 bytes, fp32: 4)" : "NULL");
+        return AOT_INVALID(d, "%s: %.*s is %s", op, len, name, p[i] ? "not aligned (bf16 tensors: 16 bytes, fp32: 4)" : "NULL");
     }
     return AITER_AOT_STATUS_OK;
 }
@@ -48,8 +48,8 @@ static int32_t max_splits(int32_t hidden)
 
 static aiter_aot_status check_splits(const char *op, int32_t splits, int32_t hidden, aot_diag *d)
 {
-    if (splits < 1 || splits > max_splits(hidden))
-        return BAD("%s: splits = %d; need 1..%d for hidden = %d", op, splits, max_splits(hidden), hidden);
+    AOT_INVALID_IF(splits < 1 || splits > max_splits(hidden), d,
+                   "%s: splits = %d; need 1..%d for hidden = %d", op, splits, max_splits(hidden), hidden);
     return AITER_AOT_STATUS_OK;
 }
 
@@ -79,7 +79,7 @@ aiter_aot_status aiter_aot_mhc_splits(int32_t tokens, int32_t hidden, int32_t *s
 {
     aot_diag dd, *d = &dd;
     aiter_aot_status s = check_shape("mhc_splits", AOT_MHC_N, tokens, hidden, d);
-    if (s == AITER_AOT_STATUS_OK && splits == NULL) s = BAD("mhc_splits: splits is NULL");
+    if (s == AITER_AOT_STATUS_OK && splits == NULL) s = AOT_INVALID(d, "mhc_splits: splits is NULL");
     int mps = 0;
     if (s == AITER_AOT_STATUS_OK) s = aot_op_multiprocessors(&mps, d);
     if (s == AITER_AOT_STATUS_OK) *splits = pick_splits(tokens, hidden, mps);
@@ -113,7 +113,13 @@ static aiter_aot_status launch_gemm(const char *name, int matrix_units, aot_mhc_
 
 static const char *pre_kernel(int broadcast, int norm)
 {
-    return broadcast ? (norm ? "mhc_pre_broadcast_norm" : "mhc_pre_broadcast") : (norm ? "mhc_pre_norm" : "mhc_pre");
+#define PRE_ROW(name, kargs, b, n) {AOT_K_##name, b, n},
+    static const struct { aot_kernel_id id; bool broadcast, norm; } variants[] = {AOT_MHC_PRE_VARIANTS(PRE_ROW)};
+#undef PRE_ROW
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+        if (variants[i].broadcast == (broadcast != 0) && variants[i].norm == (norm != 0))
+            return aot_kernel_name(variants[i].id);
+    return "mhc_pre (no such variant)"; /* not reached: the list has all four */
 }
 
 /* ---- prenorm_gemm ---- */
@@ -133,10 +139,11 @@ static aiter_aot_status gemm_run(const aiter_aot_mhc_prenorm_gemm_args *a, uint1
     aot_mhc_gemm_kargs k = {.residual = a->residual, .fn = a->fn, .fn_terms = fn_terms, .mix = a->mix,
                             .sqrsum = a->sqrsum, .tokens = a->tokens, .hidden = a->hidden, .splits = a->splits,
                             .streams = a->broadcast ? 1 : AOT_MHC_N};
-    if (fn_terms == NULL) return launch_gemm(a->broadcast ? "mhc_gemm_n1" : "mhc_gemm_n4", 1, &k, 0, stream, d);
-    AOT_FORWARD(aot_op_launch("mhc_fn_terms", &k, sizeof k, (unsigned)(k.streams * a->hidden / AOT_MHC_TC_CHUNK),
+    if (fn_terms == NULL) return launch_gemm(aot_kernel_name(a->broadcast ? AOT_K_mhc_gemm_n1 : AOT_K_mhc_gemm_n4), 1, &k, 0, stream, d);
+    AOT_FORWARD(aot_op_launch(aot_kernel_name(AOT_K_mhc_fn_terms), &k, sizeof k, (unsigned)(k.streams * a->hidden / AOT_MHC_TC_CHUNK),
                               AOT_MHC_TC_BLOCK, 0, stream, d));
-    return launch_gemm(a->broadcast ? "mhc_gemm_n1_terms" : "mhc_gemm_n4_terms", 1, &k, AOT_LAUNCH_FOLLOWS, stream, d);
+    return launch_gemm(aot_kernel_name(a->broadcast ? AOT_K_mhc_gemm_n1_terms : AOT_K_mhc_gemm_n4_terms), 1, &k,
+                       AOT_LAUNCH_FOLLOWS, stream, d);
 }
 
 aiter_aot_status aiter_aot_mhc_prenorm_gemm(const aiter_aot_mhc_prenorm_gemm_args *args, void *stream)
@@ -153,10 +160,10 @@ aiter_aot_status aiter_aot_mhc_prenorm_gemm(const aiter_aot_mhc_prenorm_gemm_arg
 
 static aiter_aot_status check_params(const char *op, const aiter_aot_mhc_params *p, aot_diag *d)
 {
-    if (p->sinkhorn_iters < 1 || p->sinkhorn_iters > 10000)
-        return BAD("%s: params.sinkhorn_iters = %d; need 1..10000", op, p->sinkhorn_iters);
-    if (!(p->rms_eps >= 0 && p->pre_eps >= 0 && p->sinkhorn_eps >= 0 && p->norm_eps >= 0))
-        return BAD("%s: params: every eps must be >= 0 (and not NaN)", op);
+    AOT_INVALID_IF(p->sinkhorn_iters < 1 || p->sinkhorn_iters > 10000, d,
+                   "%s: params.sinkhorn_iters = %d; need 1..10000", op, p->sinkhorn_iters);
+    AOT_INVALID_IF(!(p->rms_eps >= 0 && p->pre_eps >= 0 && p->sinkhorn_eps >= 0 && p->norm_eps >= 0), d,
+                   "%s: params: every eps must be >= 0 (and not NaN)", op);
     return AITER_AOT_STATUS_OK;
 }
 
@@ -167,9 +174,12 @@ static aiter_aot_status pre_check(const aiter_aot_mhc_pre_args *a, aot_diag *d)
     AOT_FORWARD(check_params("mhc_pre", &a->params, d));
     AOT_FORWARD(PTRS("mhc_pre", "mix, sqrsum, scale, base, residual, post, comb, layer_input", "4444x44x",
                      a->mix, a->sqrsum, a->scale, a->base, a->residual, a->post, a->comb, a->layer_input));
-    if (a->norm_weight && aot_misaligned(a->norm_weight, 16)) return BAD("mhc_pre: norm_weight is not 16-byte aligned");
-    if (a->broadcast ? (a->residual_out == NULL || aot_misaligned(a->residual_out, 16)) : a->residual_out != NULL)
-        return BAD("mhc_pre: residual_out must be given (16-byte aligned) with broadcast, and NULL without");
+    AOT_INVALID_IF(a->norm_weight && aot_misaligned(a->norm_weight, 16), d,
+                   "mhc_pre: norm_weight is not 16-byte aligned");
+    AOT_INVALID_IF(a->broadcast ? (a->residual_out == NULL ||
+                       aot_misaligned(a->residual_out, 16)) : a->residual_out != NULL,
+                   d,
+                   "mhc_pre: residual_out must be given (16-byte aligned) with broadcast, and NULL without");
     return AITER_AOT_STATUS_OK;
 }
 
@@ -177,9 +187,12 @@ static aiter_aot_status pre_check(const aiter_aot_mhc_pre_args *a, aot_diag *d)
 static aiter_aot_status pre_run(const aiter_aot_mhc_pre_args *a, unsigned flags, void *stream, aot_diag *d)
 {
     const aiter_aot_mhc_params *p = &a->params;
-    aot_mhc_pre_kargs k = {a->mix, a->sqrsum, a->scale, a->base, a->residual, a->norm_weight, a->post, a->comb,
-                           a->layer_input, a->residual_out, a->tokens, a->hidden, a->splits, p->sinkhorn_iters,
-                           p->rms_eps, p->pre_eps, p->sinkhorn_eps, p->post_mult, p->norm_eps, 0};
+    aot_mhc_pre_kargs k = {.mix = a->mix, .sqrsum = a->sqrsum, .scale = a->scale, .base = a->base,
+                           .residual = a->residual, .norm_weight = a->norm_weight, .post = a->post, .comb = a->comb,
+                           .layer_input = a->layer_input, .residual_out = a->residual_out, .tokens = a->tokens,
+                           .hidden = a->hidden, .splits = a->splits, .sinkhorn_iters = p->sinkhorn_iters,
+                           .rms_eps = p->rms_eps, .pre_eps = p->pre_eps, .sinkhorn_eps = p->sinkhorn_eps,
+                           .post_mult = p->post_mult, .norm_eps = p->norm_eps};
     return aot_op_launch(pre_kernel(a->broadcast, a->norm_weight != NULL), &k, sizeof k, (unsigned)a->tokens,
                          AOT_MHC_BLOCK, flags, stream, d);
 }
@@ -212,7 +225,7 @@ static aiter_aot_status one_pass_run(const aiter_aot_mhc_pre_full_args *a, void 
     aot_mhc_cluster_kargs c;
     if (a->hidden != AOT_MHC_CL_HIDDEN || a->norm_weight != NULL || a->broadcast || aot_misaligned(a->fn, 16))
         return AITER_AOT_STATUS_UNSUPPORTED; /* the kernel copies fn 16 bytes at a time */
-    const aiter_aot_status found = aot_op_find("mhc_pre_cluster", sizeof c, &k, d);
+    const aiter_aot_status found = aot_op_find(aot_kernel_name(AOT_K_mhc_pre_cluster), sizeof c, &k, d);
     if (found == AITER_AOT_STATUS_NO_CODE_OBJECT || (found == AITER_AOT_STATUS_OK && k.gpu->tile_map == NULL))
         return AITER_AOT_STATUS_UNSUPPORTED;
     AOT_FORWARD(found);
@@ -232,25 +245,42 @@ static aiter_aot_status one_pass_run(const aiter_aot_mhc_pre_full_args *a, void 
                               AOT_MHC_CL_BLOCKS, stream, d);
 }
 
-static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void *stream, aot_diag *d)
+/* The two steps of pre_full with `splits` projection splits, laid out in its workspace; returns
+ * where fn's bf16 terms go (16-byte aligned, after the partial sums). */
+static uint16_t *pre_full_parts(const aiter_aot_mhc_pre_full_args *a, int32_t splits,
+                                aiter_aot_mhc_prenorm_gemm_args *g, aiter_aot_mhc_pre_args *p)
 {
-    if (a->workspace_size < aiter_aot_mhc_workspace_size(a->tokens, a->hidden))
-        return BAD("mhc_pre_full: workspace_size %zu < %zu (aiter_aot_mhc_workspace_size)", a->workspace_size,
-                   aiter_aot_mhc_workspace_size(a->tokens, a->hidden));
-    if (a->workspace == NULL || aot_misaligned(a->workspace, 4)) return BAD("mhc_pre_full: workspace must be non-NULL and 4-byte aligned");
-    int mps;
-    AOT_FORWARD(aot_op_multiprocessors(&mps, d));
-    int32_t splits = pick_splits(a->tokens, a->hidden, mps);
     float *mix = a->workspace, *sqrsum = mix + (size_t)splits * a->tokens * AOT_MHC_MIX;
     char *end = (char *)(sqrsum + (size_t)splits * a->tokens);
-    uint16_t *fn_terms = (uint16_t *)(end + (16 - (uintptr_t)end % 16) % 16);
-    aiter_aot_mhc_prenorm_gemm_args g = {sizeof g, a->hc_mult, a->residual, a->fn, mix, sqrsum,
-                                         a->tokens, a->hidden, splits, a->broadcast};
-    aiter_aot_mhc_pre_args p = {sizeof p, a->hc_mult, mix, sqrsum, a->scale, a->base, a->residual, a->norm_weight,
-                                a->post, a->comb, a->layer_input, a->residual_out, a->tokens, a->hidden, splits,
-                                a->broadcast, a->params};
+    *g = (aiter_aot_mhc_prenorm_gemm_args){.size = sizeof *g, .hc_mult = a->hc_mult, .residual = a->residual,
+                                           .fn = a->fn, .mix = mix, .sqrsum = sqrsum, .tokens = a->tokens,
+                                           .hidden = a->hidden, .splits = splits, .broadcast = a->broadcast};
+    *p = (aiter_aot_mhc_pre_args){.size = sizeof *p, .hc_mult = a->hc_mult, .mix = mix, .sqrsum = sqrsum,
+                                  .scale = a->scale, .base = a->base, .residual = a->residual,
+                                  .norm_weight = a->norm_weight, .post = a->post, .comb = a->comb,
+                                  .layer_input = a->layer_input, .residual_out = a->residual_out,
+                                  .tokens = a->tokens, .hidden = a->hidden, .splits = splits,
+                                  .broadcast = a->broadcast, .params = a->params};
+    return (uint16_t *)(end + (16 - (uintptr_t)end % 16) % 16);
+}
+
+static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void *stream, aot_diag *d)
+{
+    AOT_INVALID_IF(a->workspace_size < aiter_aot_mhc_workspace_size(a->tokens, a->hidden), d,
+                   "mhc_pre_full: workspace_size %zu < %zu (aiter_aot_mhc_workspace_size)", a->workspace_size,
+                   aiter_aot_mhc_workspace_size(a->tokens, a->hidden));
+    AOT_INVALID_IF(a->workspace == NULL || aot_misaligned(a->workspace, 4), d,
+                   "mhc_pre_full: workspace must be non-NULL and 4-byte aligned");
+    /* both kernels' arguments are checked before either launches, and before the device is
+     * asked for its multiprocessors: bad arguments say so, also where there is no device */
+    aiter_aot_mhc_prenorm_gemm_args g;
+    aiter_aot_mhc_pre_args p;
+    pre_full_parts(a, 1, &g, &p);
     AOT_FORWARD(gemm_check(&g, d));
-    AOT_FORWARD(pre_check(&p, d)); /* both checked before either launches */
+    AOT_FORWARD(pre_check(&p, d));
+    int mps;
+    AOT_FORWARD(aot_op_multiprocessors(&mps, d));
+    uint16_t *fn_terms = pre_full_parts(a, pick_splits(a->tokens, a->hidden, mps), &g, &p);
     const aiter_aot_status one = one_pass_run(a, stream, d);
     if (one != AITER_AOT_STATUS_UNSUPPORTED) return one;
     AOT_FORWARD(gemm_run(&g, a->tokens >= TERMS_MIN_TOKENS ? fn_terms : NULL, stream, d));
@@ -272,20 +302,21 @@ aiter_aot_status aiter_aot_mhc_pre_full(const aiter_aot_mhc_pre_full_args *args,
 static aiter_aot_status post_run(aot_mhc_post_kargs *k, void *stream, aot_diag *d)
 {
     unsigned spans = ((unsigned)k->hidden + AOT_MHC_POST_SPAN - 1) / AOT_MHC_POST_SPAN;
-    return aot_op_launch("mhc_post", k, sizeof *k, (unsigned)k->tokens * spans, AOT_MHC_BLOCK, 0, stream, d);
+    return aot_op_launch(aot_kernel_name(AOT_K_mhc_post), k, sizeof *k, (unsigned)k->tokens * spans, AOT_MHC_BLOCK, 0, stream, d);
 }
 
 aiter_aot_status aiter_aot_mhc_post(const aiter_aot_mhc_post_args *args, void *stream)
 {
     aot_diag dd, *d = &dd;
     aiter_aot_mhc_post_args a;
-    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_post", d);
-    if (s == AITER_AOT_STATUS_OK) s = check_shape("mhc_post", a.hc_mult, a.tokens, a.hidden, d);
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, aot_kernel_name(AOT_K_mhc_post), d);
+    if (s == AITER_AOT_STATUS_OK) s = check_shape(aot_kernel_name(AOT_K_mhc_post), a.hc_mult, a.tokens, a.hidden, d);
     if (s == AITER_AOT_STATUS_OK)
-        s = PTRS("mhc_post", "comb, post, residual, x, out", "44xxx", a.comb, a.post, a.residual, a.x, a.out);
-    if (s == AITER_AOT_STATUS_OK && a.out == a.residual) s = BAD("mhc_post: out may not alias residual");
+        s = PTRS(aot_kernel_name(AOT_K_mhc_post), "comb, post, residual, x, out", "44xxx", a.comb, a.post, a.residual, a.x, a.out);
+    if (s == AITER_AOT_STATUS_OK && a.out == a.residual) s = AOT_INVALID(d, "mhc_post: out may not alias residual");
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
-        aot_mhc_post_kargs k = {a.comb, a.post, a.residual, a.x, a.out, a.tokens, a.hidden};
+        aot_mhc_post_kargs k = {.comb = a.comb, .post = a.post, .residual = a.residual, .x = a.x, .out = a.out,
+                                .tokens = a.tokens, .hidden = a.hidden};
         s = post_run(&k, stream, d);
     }
     return aot_api_return(s, d);
@@ -306,7 +337,7 @@ static aiter_aot_status fused_check(const aiter_aot_mhc_fused_post_pre_args *a, 
     AOT_FORWARD(PTRS("mhc_fused_post_pre", "comb, post, residual, x, fn, residual_out, mix, sqrsum",
                      a->tokens <= FUSED_MAX_TOKENS ? "44224244" : "44xx4x44", a->comb, a->post, a->residual, a->x,
                      a->fn, a->residual_out, a->mix, a->sqrsum));
-    if (a->residual_out == a->residual) return BAD("mhc_fused_post_pre: residual_out may not alias residual");
+    AOT_INVALID_IF(a->residual_out == a->residual, d, "mhc_fused_post_pre: residual_out may not alias residual");
     return AITER_AOT_STATUS_OK;
 }
 
@@ -316,9 +347,10 @@ static aiter_aot_status fused_run(const aiter_aot_mhc_fused_post_pre_args *a, vo
         aot_mhc_gemm_kargs k = {.residual = a->residual, .fn = a->fn, .mix = a->mix, .sqrsum = a->sqrsum, .y = a->x,
                                 .post = a->post, .comb = a->comb, .residual_out = a->residual_out,
                                 .tokens = a->tokens, .hidden = a->hidden, .splits = a->splits, .streams = AOT_MHC_N};
-        return launch_gemm("mhc_gemm_fused", 0, &k, 0, stream, d);
+        return launch_gemm(aot_kernel_name(AOT_K_mhc_gemm_fused), 0, &k, 0, stream, d);
     }
-    aot_mhc_post_kargs k = {a->comb, a->post, a->residual, a->x, a->residual_out, a->tokens, a->hidden};
+    aot_mhc_post_kargs k = {.comb = a->comb, .post = a->post, .residual = a->residual, .x = a->x,
+                            .out = a->residual_out, .tokens = a->tokens, .hidden = a->hidden};
     AOT_FORWARD(post_run(&k, stream, d));
     aiter_aot_mhc_prenorm_gemm_args g = {sizeof g, AOT_MHC_N, a->residual_out, a->fn, a->mix, a->sqrsum,
                                          a->tokens, a->hidden, a->splits, 0};
@@ -341,14 +373,15 @@ aiter_aot_status aiter_aot_mhc_head(const aiter_aot_mhc_head_args *args, void *s
 {
     aot_diag dd, *d = &dd;
     aiter_aot_mhc_head_args a;
-    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_head", d);
-    if (s == AITER_AOT_STATUS_OK) s = check_shape("mhc_head", a.hc_mult, a.tokens, a.hidden, d);
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, aot_kernel_name(AOT_K_mhc_head), d);
+    if (s == AITER_AOT_STATUS_OK) s = check_shape(aot_kernel_name(AOT_K_mhc_head), a.hc_mult, a.tokens, a.hidden, d);
     if (s == AITER_AOT_STATUS_OK)
-        s = PTRS("mhc_head", "residual, fn, scale, base, out", "24442", a.residual, a.fn, a.scale, a.base, a.out);
-    if (s == AITER_AOT_STATUS_OK && !(a.rms_eps >= 0 && a.eps >= 0)) s = BAD("mhc_head: rms_eps and eps must be >= 0");
+        s = PTRS(aot_kernel_name(AOT_K_mhc_head), "residual, fn, scale, base, out", "24442", a.residual, a.fn, a.scale, a.base, a.out);
+    if (s == AITER_AOT_STATUS_OK && !(a.rms_eps >= 0 && a.eps >= 0)) s = AOT_INVALID(d, "mhc_head: rms_eps and eps must be >= 0");
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
-        aot_mhc_head_kargs k = {a.residual, a.fn, a.scale, a.base, a.out, a.tokens, a.hidden, a.rms_eps, a.eps};
-        s = aot_op_launch("mhc_head", &k, sizeof k, (unsigned)a.tokens, AOT_MHC_BLOCK, 0, stream, d);
+        aot_mhc_head_kargs k = {.residual = a.residual, .fn = a.fn, .scale = a.scale, .base = a.base, .out = a.out,
+                                .tokens = a.tokens, .hidden = a.hidden, .rms_eps = a.rms_eps, .eps = a.eps};
+        s = aot_op_launch(aot_kernel_name(AOT_K_mhc_head), &k, sizeof k, (unsigned)a.tokens, AOT_MHC_BLOCK, 0, stream, d);
     }
     return aot_api_return(s, d);
 }

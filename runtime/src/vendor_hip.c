@@ -56,7 +56,10 @@ static aiter_aot_status hip_current_device(int *device, aot_diag *d)
 {
     int n;
     AOT_FORWARD(hip_device_count(&n, d));
+    *device = -1; /* under the opt-out an interposer's hipGetDevice may succeed and write nothing */
     HIP_CHECK(hip.get_device(device), HIP_ERR);
+    if (*device < 0 || *device >= n)
+        return aot_fail(d, AITER_AOT_STATUS_GPU_RUNTIME, "hipGetDevice gave device %d of %d", *device, n);
     return AITER_AOT_STATUS_OK;
 }
 

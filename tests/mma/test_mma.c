@@ -1,7 +1,7 @@
 /* test_mma.c : the layout test of every matrix instruction the emulator plays at this binary's
  * wave size (tests/mma_w32: mma.sync m16n8k16; tests/mma_w64: the four MFMA shapes). The
  * probe kernel places A, B and C through the layer's maps (kernels/include/aot_mfma.h,
- * aot_mma_sync.h); the emulator reads them through its own tables (tests/emu/emu_mma.c), both
+ * aot_mma_sync.h); the emulator reads them through its own tables (kernels/host/emu_mma.c), both
  * written from the vendors' documents; D must equal the plain matrix product C + A*B in fp64,
  * rounded once to fp32. A single misplaced element anywhere in either map fails the case. */
 #include <stdio.h>

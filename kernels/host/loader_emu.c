@@ -6,37 +6,15 @@
 #include <string.h>
 
 #include "emu.h"
+#include "kernel_ids.h"
 #include "loader.h"
 #include "fmha_kargs.h"
 #include "mhc_kargs.h"
 #include "moe_kargs.h"
 
-#define EMU_KERNELS(X)                                                                   \
-    X(topk_softmax_v1, aot_topk_kargs) X(topk_softmax_v2, aot_topk_kargs)                \
-    X(topk_softmax_v4, aot_topk_kargs) X(topk_softmax_v8, aot_topk_kargs)                \
-    X(topk_softmax_v16, aot_topk_kargs) X(topk_softmax_v32, aot_topk_kargs)              \
-    X(topk_softmax_v1_full, aot_topk_kargs) X(topk_softmax_v2_full, aot_topk_kargs)      \
-    X(topk_softmax_v4_full, aot_topk_kargs) X(topk_softmax_v8_full, aot_topk_kargs)      \
-    X(topk_softmax_v16_full, aot_topk_kargs) X(topk_softmax_v32_full, aot_topk_kargs)    \
-    X(topk_softmax_v1_rows4, aot_topk_kargs) X(topk_softmax_v2_rows4, aot_topk_kargs)    \
-    X(topk_softmax_v4_rows4, aot_topk_kargs) X(topk_softmax_v8_rows4, aot_topk_kargs)    \
-    X(topk_softmax_v1_rows4_full, aot_topk_kargs) X(topk_softmax_v2_rows4_full, aot_topk_kargs) \
-    X(topk_softmax_v4_rows4_full, aot_topk_kargs) X(topk_softmax_v8_rows4_full, aot_topk_kargs) \
-    X(topk_softmax_v1_rows4_f32, aot_topk_kargs) X(topk_softmax_v2_rows4_f32, aot_topk_kargs) \
-    X(topk_softmax_v4_rows4_f32, aot_topk_kargs) X(topk_softmax_v8_rows4_f32, aot_topk_kargs) \
-    X(topk_softmax_v1_rows4_f32_full, aot_topk_kargs) X(topk_softmax_v2_rows4_f32_full, aot_topk_kargs) \
-    X(topk_softmax_v4_rows4_f32_full, aot_topk_kargs) X(topk_softmax_v8_rows4_f32_full, aot_topk_kargs) \
-    X(moe_sort_count, aot_moe_sort_kargs) X(moe_sort_chunk_scan, aot_moe_sort_kargs)     \
-    X(moe_sort_scatter, aot_moe_sort_kargs)             \
-    X(mhc_gemm_n4, aot_mhc_gemm_kargs) X(mhc_gemm_n1, aot_mhc_gemm_kargs)                    \
-    X(mhc_gemm_n4_terms, aot_mhc_gemm_kargs) X(mhc_gemm_n1_terms, aot_mhc_gemm_kargs)        \
-    X(mhc_fn_terms, aot_mhc_gemm_kargs)                                                      \
-    X(mhc_gemm_fused, aot_mhc_gemm_kargs) X(mhc_pre, aot_mhc_pre_kargs)                      \
-    X(mhc_pre_norm, aot_mhc_pre_kargs) X(mhc_pre_broadcast, aot_mhc_pre_kargs)               \
-    X(mhc_pre_broadcast_norm, aot_mhc_pre_kargs) X(mhc_post, aot_mhc_post_kargs)             \
-    X(mhc_head, aot_mhc_head_kargs) X(fmha_fwd_d64, aot_fmha_kargs)                          \
-    X(fmha_fwd_d128, aot_fmha_kargs) X(fmha_fwd_d192_128, aot_fmha_kargs)                   \
-    X(fmha_fwd_d256, aot_fmha_kargs)
+/* Every kernel of the families' variant lists (runtime/src/kernel_ids.h); those built where
+ * AOT_PIPELINES is (sm_90a's warp-specialized pipelines) only at wave 32. */
+#define EMU_KERNELS(X) AOT_TOPK_VARIANTS(X) AOT_MOE_SORT_VARIANTS(X) AOT_MHC_VARIANTS(X) AOT_FMHA_VARIANTS(X)
 
 /* The routers (kernels/moe/topk_route.hip, moe_align.hip). */
 #define EMU_KERNELS_ROUTE(X)                                                                \
@@ -45,27 +23,42 @@
     X(topk_route_v16, aot_route_kargs) X(topk_route_v32, aot_route_kargs)                    \
     X(moe_align_scatter, aot_moe_align_kargs)
 
-/* Kernels built at wave 32 only (AOT_PIPELINES: sm_90a's warp-specialized pipelines). */
 #if AOT_EMU_WAVE == 32
-#define EMU_KERNELS_W32(X) X(mhc_pre_cluster, aot_mhc_cluster_kargs)
+#define EMU_KERNELS_W32(X) AOT_MHC_PIPELINE_VARIANTS(X)
 #else
 #define EMU_KERNELS_W32(X)
 #endif
 
-#define DECLARE(k, t) void k##_emu(const void *args);
+#define DECLARE(k, t, ...) void k##_emu(const void *args);
 EMU_KERNELS(DECLARE)
 EMU_KERNELS_ROUTE(DECLARE)
 EMU_KERNELS_W32(DECLARE)
-#define ENTRY(k, t) {(void *)k##_emu, #k, sizeof(t), AOT_EMU_WAVE},
+#define ENTRY(k, t, ...) {(void *)k##_emu, #k, sizeof(t), AOT_EMU_WAVE},
 static aot_kernel_fn table[] = {EMU_KERNELS(ENTRY) EMU_KERNELS_ROUTE(ENTRY) EMU_KERNELS_W32(ENTRY)};
 
 static unsigned long long launches;
+static unsigned long long launched[sizeof table / sizeof table[0]]; /* per kernel of the table */
+
+static void count_kernel(void *fn)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].fn == fn) launched[i]++;
+}
+
+size_t emu_unlaunched(const char **names, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (!launched[i] && n < cap) names[n++] = table[i].name;
+    return n;
+}
 
 static aiter_aot_status emu_gpu_launch(void *fn, unsigned grid, unsigned block, unsigned shared, unsigned flags,
                                        void *stream, void *args, aot_diag *d)
 {
     char err[256];
     (void)stream, (void)flags; /* kernels run one after another */
+    count_kernel(fn);
     if (emu_launch((emu_kernel_fn)fn, args, grid, block, shared, AOT_EMU_WAVE, err, sizeof err) != 0)
         return aot_fail(d, AITER_AOT_STATUS_LAUNCH_FAILED, "%s", err);
     return AITER_AOT_STATUS_OK;
@@ -76,6 +69,7 @@ static aiter_aot_status emu_gpu_launch_cluster(void *fn, unsigned grid, unsigned
 {
     char err[256];
     (void)stream;
+    count_kernel(fn);
     if (emu_launch_cluster((emu_kernel_fn)fn, args, grid, block, cluster, shared, AOT_EMU_WAVE, err, sizeof err) != 0)
         return aot_fail(d, AITER_AOT_STATUS_LAUNCH_FAILED, "%s", err);
     return AITER_AOT_STATUS_OK;

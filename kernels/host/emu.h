@@ -28,6 +28,10 @@ int emu_launch(emu_kernel_fn kernel, const void *args, unsigned grid, unsigned b
 int emu_launch_cluster(emu_kernel_fn kernel, const void *args, unsigned grid, unsigned block, unsigned cluster,
                        size_t dynamic_shared, unsigned wave, char *err, size_t cap);
 
+/* The kernels of the emulator's loader (loader_emu.c) that no launch has run yet: up to cap
+ * names, the count returned. */
+size_t emu_unlaunched(const char **names, size_t cap);
+
 /* "Device" memory: its end touches a guard page (sizes round up to 16 bytes for alignment, so
  * an overrun of less than that padding is not caught), filled with 0xff bytes (NaN as fp32,
  * -1 as int32) so unwritten outputs show. */

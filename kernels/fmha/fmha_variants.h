@@ -1,0 +1,13 @@
+/* fmha_variants.h : every kernel of fmha.hip, one per head-dim pair; see
+ * kernels/include/aot_variants.h. */
+#ifndef AOT_FMHA_VARIANTS_H
+#define AOT_FMHA_VARIANTS_H
+
+/* X(name, kargs, d, dv, blocks): q/k head dim, v/out head dim, blocks a multiprocessor holds */
+#define AOT_FMHA_VARIANTS(X)                                                                    \
+    X(fmha_fwd_d64, aot_fmha_kargs, 64, 64, 4)                                                  \
+    X(fmha_fwd_d128, aot_fmha_kargs, 128, 128, 3)                                               \
+    X(fmha_fwd_d192_128, aot_fmha_kargs, 192, 128, 3)                                           \
+    X(fmha_fwd_d256, aot_fmha_kargs, 256, 256, 2)
+
+#endif

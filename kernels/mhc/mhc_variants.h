@@ -1,0 +1,33 @@
+/* mhc_variants.h : every kernel of mhc.hip; see kernels/include/aot_variants.h. */
+#ifndef AOT_MHC_VARIANTS_H
+#define AOT_MHC_VARIANTS_H
+
+/* X(name, kargs, streams, terms): the projection on matrix fragments; streams of its input (4,
+ * or 1 with broadcast), terms: reads fn's bf16 terms made by mhc_fn_terms */
+#define AOT_MHC_GEMM_VARIANTS(X)                                                                \
+    X(mhc_gemm_n4, aot_mhc_gemm_kargs, AOT_MHC_N, false)                                        \
+    X(mhc_gemm_n1, aot_mhc_gemm_kargs, 1, false)                                                \
+    X(mhc_gemm_n4_terms, aot_mhc_gemm_kargs, AOT_MHC_N, true)                                   \
+    X(mhc_gemm_n1_terms, aot_mhc_gemm_kargs, 1, true)
+
+/* X(name, kargs, broadcast, norm): the pre kernel */
+#define AOT_MHC_PRE_VARIANTS(X)                                                                 \
+    X(mhc_pre, aot_mhc_pre_kargs, false, false)                                                 \
+    X(mhc_pre_norm, aot_mhc_pre_kargs, false, true)                                             \
+    X(mhc_pre_broadcast, aot_mhc_pre_kargs, true, false)                                        \
+    X(mhc_pre_broadcast_norm, aot_mhc_pre_kargs, true, true)
+
+/* X(name, kargs): kernels of one form each */
+#define AOT_MHC_SINGLE_VARIANTS(X)                                                              \
+    X(mhc_gemm_fused, aot_mhc_gemm_kargs)                                                       \
+    X(mhc_fn_terms, aot_mhc_gemm_kargs)                                                         \
+    X(mhc_post, aot_mhc_post_kargs)                                                             \
+    X(mhc_head, aot_mhc_head_kargs)
+
+/* X(name, kargs): built only where AOT_PIPELINES is (sm_90a; the emulator at wave 32) */
+#define AOT_MHC_PIPELINE_VARIANTS(X) X(mhc_pre_cluster, aot_mhc_cluster_kargs)
+
+/* every kernel every target has */
+#define AOT_MHC_VARIANTS(X) AOT_MHC_GEMM_VARIANTS(X) AOT_MHC_PRE_VARIANTS(X) AOT_MHC_SINGLE_VARIANTS(X)
+
+#endif

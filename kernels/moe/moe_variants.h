@@ -1,0 +1,51 @@
+/* moe_variants.h : every kernel of the MoE family (topk_softmax.hip, moe_sorting.hip); see
+ * kernels/include/aot_variants.h. */
+#ifndef AOT_MOE_VARIANTS_H
+#define AOT_MOE_VARIANTS_H
+
+/* The logits' types a topk kernel takes: any, 16-bit only or fp32 only (the _rows4 kernels
+ * come in the latter two, each with its own register budget). */
+#define TOPK_ANY 0
+#define TOPK_16BIT 1
+#define TOPK_F32 2
+
+/* X(name, kargs, vpt, full, rows, dtypes, blocks): vpt logits a lane; full: rows of exactly
+ * vpt * wave experts; rows a wave; blocks a multiprocessor must hold on NVIDIA (topk_softmax.hip
+ * says why each). */
+#define AOT_TOPK_VARIANTS(X)                                                                    \
+    X(topk_softmax_v1, aot_topk_kargs, 1, false, 1, TOPK_ANY, AOT_TOPK_ONE_ROW_BLOCKS)          \
+    X(topk_softmax_v1_full, aot_topk_kargs, 1, true, 1, TOPK_ANY, AOT_TOPK_ONE_ROW_BLOCKS)      \
+    X(topk_softmax_v2, aot_topk_kargs, 2, false, 1, TOPK_ANY, AOT_TOPK_ONE_ROW_BLOCKS)          \
+    X(topk_softmax_v2_full, aot_topk_kargs, 2, true, 1, TOPK_ANY, AOT_TOPK_ONE_ROW_BLOCKS)      \
+    X(topk_softmax_v4, aot_topk_kargs, 4, false, 1, TOPK_ANY, AOT_TOPK_ONE_ROW_BLOCKS)          \
+    X(topk_softmax_v4_full, aot_topk_kargs, 4, true, 1, TOPK_ANY, AOT_TOPK_ONE_ROW_BLOCKS)      \
+    X(topk_softmax_v8, aot_topk_kargs, 8, false, 1, TOPK_ANY, AOT_TOPK_ONE_ROW_BLOCKS)          \
+    X(topk_softmax_v8_full, aot_topk_kargs, 8, true, 1, TOPK_ANY, AOT_TOPK_ONE_ROW_BLOCKS)      \
+    X(topk_softmax_v16, aot_topk_kargs, 16, false, 1, TOPK_ANY, 6)                              \
+    X(topk_softmax_v16_full, aot_topk_kargs, 16, true, 1, TOPK_ANY, 6)                          \
+    X(topk_softmax_v32, aot_topk_kargs, 32, false, 1, TOPK_ANY, 3)                              \
+    X(topk_softmax_v32_full, aot_topk_kargs, 32, true, 1, TOPK_ANY, 3)                          \
+    X(topk_softmax_v1_rows4, aot_topk_kargs, 1, false, AOT_TOPK_ROWS, TOPK_16BIT, 5)            \
+    X(topk_softmax_v1_rows4_full, aot_topk_kargs, 1, true, AOT_TOPK_ROWS, TOPK_16BIT, 5)        \
+    X(topk_softmax_v1_rows4_f32, aot_topk_kargs, 1, false, AOT_TOPK_ROWS, TOPK_F32, 5)          \
+    X(topk_softmax_v1_rows4_f32_full, aot_topk_kargs, 1, true, AOT_TOPK_ROWS, TOPK_F32, 5)      \
+    X(topk_softmax_v2_rows4, aot_topk_kargs, 2, false, AOT_TOPK_ROWS, TOPK_16BIT, 5)            \
+    X(topk_softmax_v2_rows4_full, aot_topk_kargs, 2, true, AOT_TOPK_ROWS, TOPK_16BIT, 5)        \
+    X(topk_softmax_v2_rows4_f32, aot_topk_kargs, 2, false, AOT_TOPK_ROWS, TOPK_F32, 5)          \
+    X(topk_softmax_v2_rows4_f32_full, aot_topk_kargs, 2, true, AOT_TOPK_ROWS, TOPK_F32, 5)      \
+    X(topk_softmax_v4_rows4, aot_topk_kargs, 4, false, AOT_TOPK_ROWS, TOPK_16BIT, 5)            \
+    X(topk_softmax_v4_rows4_full, aot_topk_kargs, 4, true, AOT_TOPK_ROWS, TOPK_16BIT, 5)        \
+    X(topk_softmax_v4_rows4_f32, aot_topk_kargs, 4, false, AOT_TOPK_ROWS, TOPK_F32, 5)          \
+    X(topk_softmax_v4_rows4_f32_full, aot_topk_kargs, 4, true, AOT_TOPK_ROWS, TOPK_F32, 5)      \
+    X(topk_softmax_v8_rows4, aot_topk_kargs, 8, false, AOT_TOPK_ROWS, TOPK_16BIT, 6)            \
+    X(topk_softmax_v8_rows4_full, aot_topk_kargs, 8, true, AOT_TOPK_ROWS, TOPK_16BIT, 6)        \
+    X(topk_softmax_v8_rows4_f32, aot_topk_kargs, 8, false, AOT_TOPK_ROWS, TOPK_F32, 5)          \
+    X(topk_softmax_v8_rows4_f32_full, aot_topk_kargs, 8, true, AOT_TOPK_ROWS, TOPK_F32, 5)
+
+/* X(name, kargs): moe_sorting's three kernels, in launch order */
+#define AOT_MOE_SORT_VARIANTS(X)                                                                \
+    X(moe_sort_count, aot_moe_sort_kargs)                                                       \
+    X(moe_sort_chunk_scan, aot_moe_sort_kargs)                                                  \
+    X(moe_sort_scatter, aot_moe_sort_kargs)
+
+#endif

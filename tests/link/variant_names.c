@@ -1,0 +1,19 @@
+/* variant_names.c : prints every kernel of the families' variant lists, one a line, as
+ * "all NAME" (built for every target) or "pipelines NAME" (only where AOT_PIPELINES is: sm_90a),
+ * for tests/link/variants-in-bundle.sh. */
+#include <stdio.h>
+
+#include "kernel_ids.h"
+
+#define PRINT_ALL(name, ...) puts("all " #name);
+#define PRINT_PIPELINES(name, ...) puts("pipelines " #name);
+
+int main(void)
+{
+    AOT_TOPK_VARIANTS(PRINT_ALL)
+    AOT_MOE_SORT_VARIANTS(PRINT_ALL)
+    AOT_MHC_VARIANTS(PRINT_ALL)
+    AOT_FMHA_VARIANTS(PRINT_ALL)
+    AOT_MHC_PIPELINE_VARIANTS(PRINT_PIPELINES)
+    return 0;
+}
