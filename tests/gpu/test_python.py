@@ -56,7 +56,7 @@ def topk_ref(g, k, renorm):
     """Ties (frequent among bf16 logits) go to the lower expert id, as the op defines: a stable
     descending sort keeps equal values in index order."""
     p = torch.softmax(g.double().cpu(), -1)
-    w, i = torch.sort(p, -1, descending=True, stable=True)
+    w, i = torch.sort(p, dim=-1, descending=True, stable=True)
     w, i = w[:, :k], i[:, :k]
     if renorm:
         w = w / w.sum(-1, keepdim=True)
@@ -473,12 +473,12 @@ with torch.cuda.graph(graph):
     T.topk_softmax(g, 8, True, out=(w, i, None))
 w.fill_(float("nan")); i.fill_(-7)
 graph.replay(); torch.cuda.synchronize()
-rw, ri = torch.sort(torch.softmax(g.double().cpu(), -1), -1, descending=True, stable=True)
+rw, ri = torch.sort(torch.softmax(g.double().cpu(), -1), dim=-1, descending=True, stable=True)
 rw, ri = rw[:, :8], ri[:, :8]; rw = rw / rw.sum(-1, keepdim=True)
 assert torch.equal(i.cpu().long(), ri), "ids"
 assert float((w.double().cpu() - rw).abs().max()) < 1e-6, "weights"
 g.copy_(torch.randn_like(g)); graph.replay(); torch.cuda.synchronize()
-ri = torch.sort(torch.softmax(g.double().cpu(), -1), -1, descending=True, stable=True)[1][:, :8]
+ri = torch.sort(torch.softmax(g.double().cpu(), -1), dim=-1, descending=True, stable=True)[1][:, :8]
 assert torch.equal(i.cpu().long(), ri), "replay on new input"
 print("before", before["device_loads"], "after", aiter_aot.stats()["device_loads"])
 """
