@@ -31,12 +31,18 @@ static aot_pack_item *grow(pack_list *l)
     return &g[l->n++];
 }
 
-static void module_name(char *dst, size_t cap, const char *path)
+/* The module is the file name up to its first '.'; a name the reader would refuse (too long,
+ * other characters) is an error here, never truncated into another module's name. */
+static int module_name(char *dst, size_t cap, const char *path)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     size_t n = strcspn(base, ".");
+    if (n >= cap) return cli_error(EXIT_INPUT, "%s: module name is over %d characters", path, AOT_MAX_MODULE_NAME);
     snprintf(dst, cap, "%.*s", (int)n, base);
+    if (!aot_bundle_module_name_ok(dst))
+        return cli_error(EXIT_INPUT, "%s: module name \"%s\" is not [A-Za-z0-9_.-]{1,63}", path, dst);
+    return 0;
 }
 
 static int add_file(pack_list *l, const char *path, const char *declared)
@@ -50,7 +56,10 @@ static int add_file(pack_list *l, const char *path, const char *declared)
     it->path = path;
     it->bytes = data;
     it->size = size;
-    module_name(it->module, sizeof it->module, path);
+    if (module_name(it->module, sizeof it->module, path)) {
+        l->n--;
+        return EXIT_INPUT;
+    }
     if (aot_codeobj_inspect(data, size, path, declared, &it->co, &d) != AITER_AOT_STATUS_OK) {
         l->n--;
         return cli_error(EXIT_INPUT, "%s", d.msg);
@@ -119,6 +128,10 @@ int cmd_pack(int argc, char **argv)
     cli_opts o;
     pack_list l = {0};
     if (cli_parse(argc, argv, OPT_OUT | OPT_LEVEL | OPT_DICT | OPT_TARGET, &o)) return EXIT_USAGE;
+    if (o.nfiles == 0) {
+        cli_opts_free(&o);
+        return cli_error(EXIT_USAGE, "pack: no code objects given (an empty bundle is never wanted)");
+    }
     int rc = 0;
     for (int i = 0; i < o.nfiles && rc == 0; i++) rc = add_file(&l, o.files[i], o.file_target[i]);
     return finish(&l, &o, rc);
