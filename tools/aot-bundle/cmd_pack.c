@@ -107,7 +107,7 @@ static int write_out(pack_list *l, const cli_opts *o)
     aot_diag d = {""};
     if (aot_bundle_write(l->items, l->n, &o->pack, &out, &size, &d) != AITER_AOT_STATUS_OK)
         return cli_error(EXIT_INPUT, "%s", d.msg);
-    int rc = cli_write_file(o->out, out, size) ? EXIT_OUTPUT : EXIT_OK;
+    int rc = cli_write_file(o->out, out, size);
     free(out);
     return rc;
 }
