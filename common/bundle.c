@@ -30,15 +30,12 @@ size_t aot_bundle_meta_end(uint32_t entries, uint32_t kernels, uint32_t args, ui
 
 uint64_t aot_bundle_meta_hash(const unsigned char *base, size_t meta_end)
 {
-    /* XXH64 here is one-shot, so hash a copy whose hash field is zero. */
-    static const unsigned char zero[8];
-    unsigned char *tmp = malloc(meta_end);
-    if (tmp == NULL) return 0;
-    memcpy(tmp, base, meta_end);
-    memcpy(tmp + AOT_H_HASH, zero, 8);
-    uint64_t h = aot_xxh64(tmp, meta_end, 0);
-    free(tmp);
-    return h;
+    /* The hash field counts as zero: hash a copy of the 64-byte header (two whole XXH64
+     * stripes) and then the rest of the index in place, so nothing is allocated or copied. */
+    unsigned char head[AOT_HEADER_SIZE];
+    memcpy(head, base, AOT_HEADER_SIZE);
+    memset(head + AOT_H_HASH, 0, 8);
+    return aot_xxh64_split(head, AOT_HEADER_SIZE, base + AOT_HEADER_SIZE, meta_end - AOT_HEADER_SIZE, 0);
 }
 
 /* ---- decoding ---- */
@@ -315,9 +312,16 @@ aiter_aot_status aot_bundle_find(aot_bundle *b, const void *data, size_t size, a
 {
     const unsigned char *p = data, *end = p + size;
     aiter_aot_status s = CORRUPT("no aiter-aot bundle found");
+    /* A candidate whose header reads may hash up to 16 MiB of index: bounding those bounds
+     * the work (a file of nothing but such headers was quadratic). Magic strings that are not
+     * a header (the reader's own string literal) cost nothing and are not counted. */
+    int hashed = 0;
     while (p != NULL && end - p >= AOT_HEADER_SIZE) {
         p = memmem(p, (size_t)(end - p), AOT_BUNDLE_MAGIC, 8);
         if (p == NULL) break;
+        aot_bundle probe;
+        if (read_header(&probe, p, (size_t)(end - p), d) == AITER_AOT_STATUS_OK && ++hashed > AOT_MAX_FIND_CANDIDATES)
+            return CORRUPT("no valid bundle among the first %d candidate headers", AOT_MAX_FIND_CANDIDATES);
         s = aot_bundle_open(b, p, (size_t)(end - p), d);
         if (s == AITER_AOT_STATUS_OK) return s;
         p++;

@@ -164,8 +164,41 @@ static void test_reader_refuses(void)
     CHECK(open_patched(&frames_only, swap_frame_targets) == AITER_AOT_STATUS_CORRUPT_BUNDLE, "frames out of target order refused");
 }
 
+/* aot_bundle_find hashes each candidate whose header reads: at most AOT_MAX_FIND_CANDIDATES
+ * of them (a file of many such headers took quadratic time). Candidates are copies of a
+ * bundle with a damaged index (hash mismatch), then the intact bundle. */
+static aiter_aot_status find_after(int bad_copies)
+{
+    const char *t942 = "amdgcn-amd-amdhsa--gfx942";
+    mkb_frame f[] = {{t942, code, sizeof code}};
+    mkb_entry e[] = {{"a", t942, 0, 0, 1, 0, 8}};
+    mkb_spec s = {f, 1, e, 1, kernels, 1};
+    size_t n;
+    unsigned char *one = mkb_build(&s, &n), *all = malloc(n * (size_t)(bad_copies + 1));
+    for (int i = 0; i <= bad_copies; i++) {
+        memcpy(all + n * (size_t)i, one, n);
+        if (i < bad_copies) all[n * (size_t)i + AOT_HEADER_SIZE] ^= 1; /* the first entry's name */
+    }
+    aot_bundle b;
+    aot_diag d;
+    aiter_aot_status st = aot_bundle_find(&b, all, n * (size_t)(bad_copies + 1), &d);
+    free(one), free(all);
+    return st;
+}
+
+static void test_find_bounded(void)
+{
+    CHECK(find_after(AOT_MAX_FIND_CANDIDATES - 1) == AITER_AOT_STATUS_OK, "bundle found after 15 bad candidates");
+    CHECK(find_after(AOT_MAX_FIND_CANDIDATES) == AITER_AOT_STATUS_CORRUPT_BUNDLE, "search stops after 16 bad candidates");
+    unsigned char buf[300];
+    for (size_t i = 0; i < sizeof buf; i++) buf[i] = (unsigned char)(i * 37 + 11);
+    for (size_t n = 0; n < sizeof buf - 64; n += 7)
+        CHECK(aot_xxh64_split(buf, 64, buf + 64, n, 5) == aot_xxh64(buf, 64 + n, 5), "split hash, %zu bytes", 64 + n);
+}
+
 int main(void)
 {
+    test_find_bounded();
     test_reader_refuses();
     test_good();
     test_overlapping_kernels();
