@@ -17,10 +17,16 @@ python: $(BUILDDIR)/build.ninja
 install: $(BUILDDIR)/build.ninja
 	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) $(NINJA) -C $(BUILDDIR) install
 
+# libFuzzer over every fuzz target (DEVELOPERS.md, "Fuzzing"): FUZZ_SECONDS each, FUZZ_JOBS processes
+FUZZ_SECONDS ?= 600
+FUZZ_JOBS ?= 1
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) tests/fuzz/run-fuzz.sh $(CURDIR) $(CURDIR)/$(BUILDDIR)/fuzz
+
 $(BUILDDIR)/build.ninja:
 	./configure --builddir=$(BUILDDIR) --prefix=$(PREFIX)
 
 clean:
 	rm -rf $(BUILDDIR) dist
 
-.PHONY: all dist check check-long check-rocm check-gpu install clean python
+.PHONY: all dist check check-long check-rocm check-gpu install clean python fuzz

@@ -9,6 +9,7 @@
 #include <zstd.h>
 
 #include "hash.h"
+#include "target_id.h"
 
 static uint16_t get16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static uint32_t get32(const unsigned char *p) { return (uint32_t)get16(p) | (uint32_t)get16(p + 2) << 16; }
@@ -29,15 +30,12 @@ size_t aot_bundle_meta_end(uint32_t entries, uint32_t kernels, uint32_t args, ui
 
 uint64_t aot_bundle_meta_hash(const unsigned char *base, size_t meta_end)
 {
-    /* XXH64 here is one-shot, so hash a copy whose hash field is zero. */
-    static const unsigned char zero[8];
-    unsigned char *tmp = malloc(meta_end);
-    if (tmp == NULL) return 0;
-    memcpy(tmp, base, meta_end);
-    memcpy(tmp + AOT_H_HASH, zero, 8);
-    uint64_t h = aot_xxh64(tmp, meta_end, 0);
-    free(tmp);
-    return h;
+    /* The hash field counts as zero: hash a copy of the 64-byte header (two whole XXH64
+     * stripes) and then the rest of the index in place, so nothing is allocated or copied. */
+    unsigned char head[AOT_HEADER_SIZE];
+    memcpy(head, base, AOT_HEADER_SIZE);
+    memset(head + AOT_H_HASH, 0, 8);
+    return aot_xxh64_split(head, AOT_HEADER_SIZE, base + AOT_HEADER_SIZE, meta_end - AOT_HEADER_SIZE, 0);
 }
 
 /* ---- decoding ---- */
@@ -182,13 +180,52 @@ static int string_ok(const aot_bundle *b, uint32_t off)
            memchr(b->base + b->strings_off + off, 0, b->strings_size - off) != NULL;
 }
 
+/* A target string that parses and is in canonical form: it names output files and is
+ * compared byte for byte, so two spellings of one target must not both occur. */
+static int target_ok(const aot_bundle *b, uint32_t off)
+{
+    aot_target t;
+    char canon[96];
+    const char *s = aot_bundle_string(b, off);
+    if (!string_ok(b, off) || aot_target_parse(&t, s) != 0) return 0;
+    aot_target_format(&t, canon, sizeof canon);
+    return strcmp(canon, s) == 0;
+}
+
+int aot_bundle_module_name_ok(const char *name)
+{
+    /* it becomes a file name (extract, list): no separators, no "." or "..", no hidden file */
+    size_t n = strlen(name);
+    if (n == 0 || n > AOT_MAX_MODULE_NAME || name[0] == '.') return 0;
+    return strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
+}
+
+/* Frames lie in the payload at increasing offsets without overlapping (so no byte is
+ * decompressed twice), one per target in strictly increasing target order, and together
+ * declare at most AOT_MAX_TOTAL_USIZE: what a reader may be made to allocate is bounded. */
+static aiter_aot_status check_frame_order(const aot_bundle *b, uint32_t i, aot_frame_rec f,
+                                          uint64_t *total, aot_diag *d)
+{
+    *total += f.usize;
+    if (*total > AOT_MAX_TOTAL_USIZE) return CORRUPT("frames declare over 1 GiB in total");
+    if (i == 0) return AITER_AOT_STATUS_OK;
+    aot_frame_rec prev = aot_bundle_frame(b, i - 1);
+    if (f.offset < prev.offset + prev.csize) return CORRUPT("frame %u overlaps frame %u", i, i - 1);
+    if (strcmp(aot_bundle_string(b, prev.target), aot_bundle_string(b, f.target)) >= 0)
+        return CORRUPT("frame %u: targets not in strictly increasing order", i);
+    return AITER_AOT_STATUS_OK;
+}
+
 static aiter_aot_status check_frames(const aot_bundle *b, aot_diag *d)
 {
+    uint64_t total = 0;
     for (uint32_t i = 0; i < b->frames; i++) {
         aot_frame_rec f = aot_bundle_frame(b, i);
         if (f.offset < b->meta_end || f.offset > b->size || f.csize > b->size - f.offset)
             return CORRUPT("frame %u lies outside the payload", i);
         if (f.usize > AOT_MAX_FRAME_USIZE) return CORRUPT("frame %u: size over 1 GiB", i);
+        if (!target_ok(b, f.target)) return CORRUPT("frame %u: target is not a canonical target ID", i);
+        AOT_FORWARD(check_frame_order(b, i, f, &total, d));
         uint32_t low = f.flags & 0xffffu;
         if ((low & ~(AOT_FRAME_FLAG_DICT | AOT_FRAME_FLAG_PREFIX)) || ((low & AOT_FRAME_FLAG_DICT) && !b->dict_size) ||
             ((low & AOT_FRAME_FLAG_DICT) && (low & AOT_FRAME_FLAG_PREFIX)) ||
@@ -200,7 +237,6 @@ static aiter_aot_status check_frames(const aot_bundle *b, aot_diag *d)
             if (base >= i || (aot_bundle_frame(b, base).flags & AOT_FRAME_FLAG_PREFIX))
                 return CORRUPT("frame %u: prefix frame %u is not an earlier, unchained frame", i, base);
         }
-        if (!string_ok(b, f.target)) return CORRUPT("frame %u: bad target string", i);
     }
     return AITER_AOT_STATUS_OK;
 }
@@ -221,12 +257,27 @@ static aiter_aot_status check_kernels(const aot_bundle *b, aot_diag *d)
     return AITER_AOT_STATUS_OK;
 }
 
+/* Entries come in (frame, module) order, each module once per frame, and their kernel ranges
+ * follow one another without overlapping: the loader sizes its table by the kernel count and
+ * fills it entry by entry, so overlapping ranges would write past it. */
+static aiter_aot_status check_entry_order(const aot_bundle *b, uint32_t i, aot_entry_rec e, aot_diag *d)
+{
+    aot_entry_rec prev = aot_bundle_entry(b, i - 1);
+    if (e.frame < prev.frame ||
+        (e.frame == prev.frame && strcmp(aot_bundle_string(b, prev.name), aot_bundle_string(b, e.name)) >= 0))
+        return CORRUPT("entry %u: entries not sorted by frame and module, or a module twice", i);
+    if (e.kernel_first < prev.kernel_first + prev.kernel_count)
+        return CORRUPT("entry %u: kernel range overlaps entry %u's", i, i - 1);
+    return AITER_AOT_STATUS_OK;
+}
+
 static aiter_aot_status check_entries(const aot_bundle *b, aot_diag *d)
 {
     for (uint32_t i = 0; i < b->entries; i++) {
         aot_entry_rec e = aot_bundle_entry(b, i);
-        if (!string_ok(b, e.name) || !string_ok(b, e.target))
-            return CORRUPT("entry %u: bad string", i);
+        if (!string_ok(b, e.name) || !aot_bundle_module_name_ok(aot_bundle_string(b, e.name)))
+            return CORRUPT("entry %u: module name is not [A-Za-z0-9_.-]{1,63} (or starts with '.')", i);
+        if (!target_ok(b, e.target)) return CORRUPT("entry %u: target is not a canonical target ID", i);
         if (e.kind != AOT_KIND_AMDGPU && e.kind != AOT_KIND_CUBIN)
             return CORRUPT("entry %u: unknown code-object kind %u", i, e.kind);
         if (e.frame >= b->frames) return CORRUPT("entry %u: frame %u does not exist", i, e.frame);
@@ -237,6 +288,7 @@ static aiter_aot_status check_entries(const aot_bundle *b, aot_diag *d)
             return CORRUPT("entry %u: target differs from its frame's", i);
         if (e.kernel_first > b->kernels || e.kernel_count > b->kernels - e.kernel_first)
             return CORRUPT("entry %u: kernel range outside the table", i);
+        if (i > 0) AOT_FORWARD(check_entry_order(b, i, e, d));
     }
     return AITER_AOT_STATUS_OK;
 }
@@ -260,9 +312,16 @@ aiter_aot_status aot_bundle_find(aot_bundle *b, const void *data, size_t size, a
 {
     const unsigned char *p = data, *end = p + size;
     aiter_aot_status s = CORRUPT("no aiter-aot bundle found");
+    /* A candidate whose header reads may hash up to 16 MiB of index: bounding those bounds
+     * the work (a file of nothing but such headers was quadratic). Magic strings that are not
+     * a header (the reader's own string literal) cost nothing and are not counted. */
+    int hashed = 0;
     while (p != NULL && end - p >= AOT_HEADER_SIZE) {
         p = memmem(p, (size_t)(end - p), AOT_BUNDLE_MAGIC, 8);
         if (p == NULL) break;
+        aot_bundle probe;
+        if (read_header(&probe, p, (size_t)(end - p), d) == AITER_AOT_STATUS_OK && ++hashed > AOT_MAX_FIND_CANDIDATES)
+            return CORRUPT("no valid bundle among the first %d candidate headers", AOT_MAX_FIND_CANDIDATES);
         s = aot_bundle_open(b, p, (size_t)(end - p), d);
         if (s == AITER_AOT_STATUS_OK) return s;
         p++;

@@ -28,6 +28,10 @@ aiter_aot_status aot_bundle_open(aot_bundle *b, const void *data, size_t size, a
  * embeds one). @return OK with b set, or CORRUPT_BUNDLE naming why the last candidate failed. */
 aiter_aot_status aot_bundle_find(aot_bundle *b, const void *data, size_t size, aot_diag *d);
 
+/* @return 1 if `name` may name a module: [A-Za-z0-9_.-]{1,63}, not starting with '.' (it
+ * becomes a file name). The reader refuses other names, the writer refuses to write them. */
+int aot_bundle_module_name_ok(const char *name);
+
 /* Record access; i must be below the matching count (checked by the caller). */
 aot_entry_rec aot_bundle_entry(const aot_bundle *b, uint32_t i);
 aot_kernel_rec aot_bundle_kernel(const aot_bundle *b, uint32_t i);

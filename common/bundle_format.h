@@ -20,6 +20,9 @@
 
 #define AOT_MAX_COUNT 65536u               /* per table */
 #define AOT_MAX_FRAME_USIZE (1ull << 30)   /* 1 GiB decompressed per frame */
+#define AOT_MAX_TOTAL_USIZE (1ull << 30)   /* and 1 GiB for all frames together */
+#define AOT_MAX_FIND_CANDIDATES 16        /* magic strings aot_bundle_find tries */
+#define AOT_MAX_MODULE_NAME 63             /* module names: [A-Za-z0-9_.-]{1,63}, no leading '.' */
 #define AOT_FRAME_FLAG_DICT 0x1u
 #define AOT_FRAME_FLAG_PREFIX 0x2u        /* bits 16..31: base frame, whose bytes are the prefix */
 #define AOT_FRAME_BASE(flags) ((flags) >> 16)

@@ -37,29 +37,28 @@ static uint64_t merge_lane(uint64_t h, uint64_t lane)
     return h * P1 + P4;
 }
 
-static uint64_t stripes(const unsigned char **pp, const unsigned char *end, uint64_t seed)
+static void lanes_init(uint64_t v[4], uint64_t seed)
 {
-    const unsigned char *p = *pp;
-    uint64_t v1 = seed + P1 + P2, v2 = seed + P2, v3 = seed, v4 = seed - P1;
-    for (; end - p >= 32; p += 32) {
-        v1 = lane_round(v1, read64(p));
-        v2 = lane_round(v2, read64(p + 8));
-        v3 = lane_round(v3, read64(p + 16));
-        v4 = lane_round(v4, read64(p + 24));
-    }
-    *pp = p;
-    uint64_t h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
-    h = merge_lane(h, v1);
-    h = merge_lane(h, v2);
-    h = merge_lane(h, v3);
-    return merge_lane(h, v4);
+    v[0] = seed + P1 + P2, v[1] = seed + P2, v[2] = seed, v[3] = seed - P1;
 }
 
-uint64_t aot_xxh64(const void *data, size_t size, uint64_t seed)
+static const unsigned char *lanes_run(uint64_t v[4], const unsigned char *p, const unsigned char *end)
 {
-    const unsigned char *p = (const unsigned char *)data, *end = p + size;
-    uint64_t h = size >= 32 ? stripes(&p, end, seed) : seed + P5;
-    h += (uint64_t)size;
+    for (; end - p >= 32; p += 32)
+        for (int i = 0; i < 4; i++) v[i] = lane_round(v[i], read64(p + 8 * i));
+    return p;
+}
+
+static uint64_t lanes_merge(const uint64_t v[4])
+{
+    uint64_t h = rotl64(v[0], 1) + rotl64(v[1], 7) + rotl64(v[2], 12) + rotl64(v[3], 18);
+    for (int i = 0; i < 4; i++) h = merge_lane(h, v[i]);
+    return h;
+}
+
+/* The tail (under 32 bytes) and the avalanche. */
+static uint64_t finish(uint64_t h, const unsigned char *p, const unsigned char *end)
+{
     for (; end - p >= 8; p += 8) h = rotl64(h ^ lane_round(0, read64(p)), 27) * P1 + P4;
     if (end - p >= 4) {
         h = rotl64(h ^ ((uint64_t)read32(p) * P1), 23) * P2 + P3;
@@ -71,4 +70,27 @@ uint64_t aot_xxh64(const void *data, size_t size, uint64_t seed)
     h ^= h >> 29;
     h *= P3;
     return h ^ (h >> 32);
+}
+
+uint64_t aot_xxh64_split(const void *head, size_t head_size, const void *rest, size_t rest_size, uint64_t seed)
+{
+    const unsigned char *h0 = head, *p = rest, *end = p + rest_size;
+    uint64_t v[4];
+    if (head_size == 0 || head_size % 32 != 0) return aot_xxh64(rest, rest_size, seed);
+    lanes_init(v, seed);
+    lanes_run(v, h0, h0 + head_size);
+    p = lanes_run(v, p, end);
+    return finish(lanes_merge(v) + (uint64_t)(head_size + rest_size), p, end);
+}
+
+uint64_t aot_xxh64(const void *data, size_t size, uint64_t seed)
+{
+    const unsigned char *p = (const unsigned char *)data, *end = p + size;
+    uint64_t v[4], h = seed + P5;
+    if (size >= 32) {
+        lanes_init(v, seed);
+        p = lanes_run(v, p, end);
+        h = lanes_merge(v);
+    }
+    return finish(h + (uint64_t)size, p, end);
 }

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "api.h"
-#include "target_id.h"
 
 extern const unsigned char aot_embedded_bundle[];
 extern const unsigned long long aot_embedded_bundle_size;
@@ -59,71 +58,19 @@ aiter_aot_status aot_embedded(const aot_bundle **b, aot_diag *d)
     return EB.status;
 }
 
-/* ---- choosing and loading a frame ---- */
-
-static aiter_aot_status pick_frame(const aot_bundle *b, const char *device_target, uint32_t *frame,
-                                   aot_diag *d)
-{
-    aot_target dev, code;
-    int best = -1;
-    if (aot_target_parse(&dev, device_target) != 0)
-        return aot_fail(d, AITER_AOT_STATUS_NO_CODE_OBJECT, "device target \"%s\" is not a target ID",
-                        device_target);
-    char have[512] = "";
-    for (uint32_t f = 0; f < b->frames; f++) {
-        const char *t = aot_bundle_string(b, aot_bundle_frame(b, f).target);
-        if (aot_target_parse(&code, t) != 0) continue;
-        size_t n = strlen(have);
-        if (n + strlen(code.processor) + 3 < sizeof have)
-            strcat(strcat(have, n ? ", " : ""), strchr(t, ':') ? strstr(t, "--") + 2 : code.processor);
-        if (aot_target_compatible(&code, &dev) && aot_target_specificity(&code) > best)
-            best = aot_target_specificity(&code), *frame = f;
-    }
-    if (best < 0)
-        return aot_fail(d, AITER_AOT_STATUS_NO_CODE_OBJECT, "no code object for %s; this library has %s",
-                        strstr(device_target, "--") ? strstr(device_target, "--") + 2 : device_target,
-                        have[0] ? have : "no targets");
-    return AITER_AOT_STATUS_OK;
-}
-
-static aiter_aot_status load_entry(const aot_bundle *b, uint32_t e, const unsigned char *bytes,
-                                   const aot_gpu *gpu, int device, device_slot *slot, aot_diag *d)
-{
-    aot_entry_rec r = aot_bundle_entry(b, e);
-    void *module;
-    AOT_FORWARD(aot_bundle_check_entry(b, e, bytes, d));
-    AOT_FORWARD(gpu->load_module(device, bytes + r.offset, &module, d));
-    atomic_fetch_add(&n_modules, 1);
-    for (uint32_t k = 0; k < r.kernel_count; k++) {
-        aot_kernel_rec kr = aot_bundle_kernel(b, r.kernel_first + k);
-        aot_kernel_fn *f = &slot->fns[slot->nfns];
-        f->name = aot_bundle_string(b, kr.name);
-        f->explicit_args = kr.explicit_args_size;
-        f->wave_size = kr.wave_size;
-        AOT_FORWARD(gpu->get_function(module, f->name, &f->fn, d));
-        slot->nfns++;
-    }
-    return AITER_AOT_STATUS_OK;
-}
-
 static aiter_aot_status load_device(const aot_gpu *gpu, int device, device_slot *slot, aot_diag *d)
 {
     const aot_bundle *b;
     char target[96];
-    uint32_t frame = 0;
+    aot_loaded got = {0};
     AOT_FORWARD(aot_embedded(&b, d));
     AOT_FORWARD(gpu->device_target(device, target, sizeof target, d));
-    AOT_FORWARD(pick_frame(b, target, &frame, d));
-    slot->fns = calloc(b->kernels ? b->kernels : 1, sizeof *slot->fns);
-    if (slot->fns == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
-    unsigned char *bytes;
-    AOT_FORWARD(aot_bundle_decompress_frame(b, frame, &bytes, d));
-    atomic_fetch_add(&n_frames, 1);
-    aiter_aot_status s = AITER_AOT_STATUS_OK;
-    for (uint32_t e = 0; e < b->entries && s == AITER_AOT_STATUS_OK; e++)
-        if (aot_bundle_entry(b, e).frame == frame) s = load_entry(b, e, bytes, gpu, device, slot, d);
-    free(bytes); /* the GPU runtime holds its own copy now */
-    if (s == AITER_AOT_STATUS_OK) atomic_fetch_add(&n_devices, 1);
+    aiter_aot_status s = aot_load_frame(b, target, gpu, device, &got, d);
+    atomic_fetch_add(&n_modules, got.modules);
+    atomic_fetch_add(&n_frames, got.frames);
+    if (s != AITER_AOT_STATUS_OK) return s;
+    slot->fns = got.fns, slot->nfns = got.nfns;
+    atomic_fetch_add(&n_devices, 1);
     return s;
 }
 

@@ -23,6 +23,19 @@ aiter_aot_status aot_embedded(const aot_bundle **b, aot_diag *d);
 aiter_aot_status aot_kernel(const char *name, unsigned args_size, const aot_kernel_fn **fn,
                             const aot_gpu **gpu, int *device, aot_diag *d);
 
+/* What aot_load_frame loaded: the kernel table (malloc'ed, owned by the caller) and counts. */
+typedef struct {
+    aot_kernel_fn *fns;
+    unsigned nfns, modules, frames;
+} aot_loaded;
+
+/* Picks the frame of checked bundle `b` that a device of `device_target` runs best,
+ * decompresses it, loads each of its code objects through `gpu` and resolves every kernel.
+ * It needs no device of its own: tests drive it on the CPU with crafted bundles.
+ * @return OK with *out filled, or an error (then out->fns is NULL; its counts stay valid). */
+aiter_aot_status aot_load_frame(const aot_bundle *b, const char *device_target, const aot_gpu *gpu,
+                                int device, aot_loaded *out, aot_diag *d);
+
 /* Counters behind aiter_aot_get_stats. */
 typedef struct {
     unsigned long long modules_loaded, frames_decompressed, launches, device_loads;

@@ -11,6 +11,7 @@
 #include "bundle_write.h"
 #include "codeobj.h"
 #include "hash.h"
+#include "mkelf.h"
 #include "msgpack.h"
 #include "target_id.h"
 
@@ -183,6 +184,66 @@ static const char *target_of(const char *path)
     return t;
 }
 
+/* MessagePack writer for the hostile metadata below: fixstr, fixmap, fixarray only. */
+static size_t mp_s(unsigned char *p, const char *str)
+{
+    size_t n = strlen(str);
+    p[0] = (unsigned char)(0xa0 | n), memcpy(p + 1, str, n);
+    return n + 1;
+}
+
+/* amdhsa.kernels = [{.name k, .symbol k.kd, then `extra` raw pairs}], `twice` times. */
+static size_t amd_meta(unsigned char *p, int twice, const unsigned char *extra, size_t extra_n, int extra_pairs)
+{
+    size_t n = 0;
+    p[n++] = (unsigned char)(0x80 | (1 + twice));
+    n += mp_s(p + n, "amdhsa.target"), n += mp_s(p + n, "amdgcn-amd-amdhsa--gfx942");
+    for (int t = 0; t < twice; t++) {
+        n += mp_s(p + n, "amdhsa.kernels");
+        p[n++] = 0x91, p[n++] = (unsigned char)(0x80 | (2 + extra_pairs));
+        n += mp_s(p + n, ".name"), n += mp_s(p + n, "k"), n += mp_s(p + n, ".symbol"), n += mp_s(p + n, "k.kd");
+        memcpy(p + n, extra, extra_n), n += extra_n;
+    }
+    return n;
+}
+
+static aiter_aot_status inspect_amd_meta(const unsigned char *meta, size_t mn, aot_diag *d)
+{
+    unsigned char note[512], elf[4096];
+    mkelf_spec s = {224, 64, 3, 3, 0x4c, ".note", 7, note, mkelf_amd_note(meta, mn, note, sizeof note), "k.kd"};
+    size_t n = mkelf_build(&s, elf, sizeof elf);
+    aot_codeobj co;
+    aiter_aot_status st = aot_codeobj_inspect(elf, n, "crafted", NULL, &co, d);
+    aot_codeobj_free(&co);
+    return st;
+}
+
+/* Duplicate keys: a second amdhsa.kernels used to get a fresh array while the count went on
+ * (heap overflow), a second .args leaked the first. NOBITS .nv.info*: libelf gives no bytes. */
+static void test_codeobj_hostile(void)
+{
+    unsigned char meta[512], args[64];
+    aot_diag d;
+    size_t an = 0;
+    args[an++] = 0xa5, memcpy(args + an, ".args", 5), an += 5, args[an++] = 0x90;
+    CHECK(inspect_amd_meta(meta, amd_meta(meta, 1, args, an, 1), &d) == 0, "crafted AMD object accepted: %s", d.msg);
+    CHECK(inspect_amd_meta(meta, amd_meta(meta, 2, NULL, 0, 0), &d) != 0, "duplicate amdhsa.kernels refused");
+    unsigned char two[64];
+    memcpy(two, args, an), memcpy(two + an, args, an);
+    CHECK(inspect_amd_meta(meta, amd_meta(meta, 1, two, 2 * an, 2), &d) != 0, "duplicate .args refused");
+    static const unsigned char attr[4] = {0x04, 0x0a, 0x00, 0x00}; /* EIFMT_SVAL, an empty value */
+    unsigned char elf[4096];
+    aot_codeobj co;
+    for (uint32_t type = 1; type <= 8; type += 7) {
+        mkelf_spec s = {190, 0x33, 7, 2, 90, ".nv.info.k", type, attr, 4, "k"};
+        size_t n = mkelf_build(&s, elf, sizeof elf);
+        aiter_aot_status st = aot_codeobj_inspect(elf, n, "crafted", NULL, &co, &d);
+        aot_codeobj_free(&co);
+        if (type == 1) CHECK(st == 0, "crafted cubin accepted: %s", d.msg);
+        else CHECK(st != 0, "NOBITS .nv.info.k refused");
+    }
+}
+
 static void test_bundles(int n, char **paths, const char *readelf)
 {
     aot_pack_item *items = calloc((size_t)n, sizeof *items);
@@ -238,6 +299,7 @@ int main(int argc, char **argv)
     test_hash();
     test_targets();
     test_msgpack();
+    test_codeobj_hostile();
     test_bundles(argc - 2, argv + 2, argv[1]);
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;

@@ -16,15 +16,28 @@ enum {
     EXIT_FRAME = 5,        /* verify: a frame does not decompress to its recorded size */
     EXIT_HASH = 6,         /* verify: a code object's bytes do not match their hash */
     EXIT_INVALID_CO = 7,   /* verify: a code object in the bundle no longer validates */
-    EXIT_OUTPUT = 8        /* an output could not be written */
+    EXIT_OUTPUT = 8,       /* an output could not be written */
+    EXIT_NOT_REGULAR = 9   /* an output exists and is not a regular file (a device, a link) */
 };
 
 extern const char *prog;
 
 /* Reads a whole file. @return 0, or -1 after printing an error naming the file. */
 int cli_read_file(const char *path, unsigned char **data, size_t *size);
-/* Writes through a temporary file and rename, so a failed run leaves no partial output. */
+/* Writes through a temporary file and rename, so a failed run leaves no partial output. The
+ * temporary has an unpredictable name in the same directory and is created O_EXCL|O_NOFOLLOW;
+ * an existing target that is not a regular file is refused. @return EXIT_OK, EXIT_OUTPUT or
+ * EXIT_NOT_REGULAR (after printing why). cli_write_at does the same for `name` in dirfd
+ * (`shown` names it in messages). */
 int cli_write_file(const char *path, const void *data, size_t size);
+int cli_write_at(int dirfd, const char *name, const char *shown, const void *data, size_t size);
+/* The directory of path, opened (O_DIRECTORY), and *base its last component. @return fd or -1. */
+int cli_open_parent(const char *path, const char **base);
+/* EXIT_OK if name in dirfd is absent or a regular file; EXIT_NOT_REGULAR (printed) otherwise. */
+int cli_output_check(int dirfd, const char *name, const char *shown);
+/* Creates an unpredictably named temporary for `name` in dirfd (O_EXCL|O_NOFOLLOW), its name
+ * in tmp. @return the fd, or -1 with errno. */
+int cli_temp_open(int dirfd, const char *name, char *tmp, size_t cap);
 int cli_error(int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -3,6 +3,7 @@
  * a little-endian u64; two hidden symbols name the two. The section's own name survives static
  * linking as an orphan section, which is how `list` finds the bundle in an executable. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
@@ -68,6 +69,47 @@ static int write_object(int fd, const unsigned char *payload, size_t psize, size
     return ok ? 0 : -1;
 }
 
+/* The build runs pack then embed with nothing between: decompress every frame and check
+ * every entry's hash here, so that a damaged bundle never reaches a library. */
+static int verify_payload(const aot_bundle *b, const char *path)
+{
+    for (uint32_t f = 0; f < b->frames; f++) {
+        unsigned char *bytes;
+        aot_diag d = {""};
+        if (aot_bundle_decompress_frame(b, f, &bytes, &d)) return cli_error(EXIT_FRAME, "%s: %s", path, d.msg);
+        for (uint32_t e = 0; e < b->entries; e++)
+            if (aot_bundle_entry(b, e).frame == f && aot_bundle_check_entry(b, e, bytes, &d)) {
+                free(bytes);
+                return cli_error(EXIT_HASH, "%s: %s", path, d.msg);
+            }
+        free(bytes);
+    }
+    return EXIT_OK;
+}
+
+static int embed_to(const aot_bundle *b, const char *out)
+{
+    size_t psize = ((b->size + 7) & ~(size_t)7) + 8;
+    const char *base;
+    char tmp[256];
+    int dirfd = cli_open_parent(out, &base), fd = -1;
+    if (dirfd < 0) return cli_error(EXIT_OUTPUT, "%s: %s", out, strerror(errno));
+    int rc = cli_output_check(dirfd, base, out);
+    unsigned char *payload = rc ? NULL : calloc(psize, 1);
+    if (payload && elf_version(EV_CURRENT) != EV_NONE) fd = cli_temp_open(dirfd, base, tmp, sizeof tmp);
+    if (fd >= 0) {
+        memcpy(payload, b->base, b->size);
+        for (int i = 0; i < 8; i++) payload[psize - 8 + i] = (unsigned char)((uint64_t)b->size >> (8 * i));
+        int bad = write_object(fd, payload, psize, b->size);
+        bad |= close(fd);
+        if (bad || renameat(dirfd, tmp, dirfd, base) != 0) unlinkat(dirfd, tmp, 0), fd = -1;
+    }
+    if (rc == 0 && fd < 0) rc = cli_error(EXIT_OUTPUT, "%s: cannot write ELF object (%s)", out, elf_errmsg(-1));
+    free(payload);
+    close(dirfd);
+    return rc;
+}
+
 int cmd_embed(int argc, char **argv)
 {
     cli_opts o;
@@ -76,21 +118,8 @@ int cmd_embed(int argc, char **argv)
     aot_bundle b;
     unsigned char *data;
     int rc = cli_open_bundle(o.files[0], &data, &b);
-    if (rc) return cli_opts_free(&o), rc;
-    size_t psize = ((b.size + 7) & ~(size_t)7) + 8;
-    unsigned char *payload = calloc(psize, 1);
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o.out, (long)getpid());
-    int fd = payload && elf_version(EV_CURRENT) != EV_NONE ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
-    if (fd >= 0) {
-        memcpy(payload, b.base, b.size);
-        for (int i = 0; i < 8; i++) payload[psize - 8 + i] = (unsigned char)((uint64_t)b.size >> (8 * i));
-        int bad = write_object(fd, payload, psize, b.size);
-        bad |= close(fd);
-        if (bad || rename(tmp, o.out) != 0) remove(tmp), fd = -1;
-    }
-    if (fd < 0) rc = cli_error(EXIT_OUTPUT, "%s: cannot write ELF object (%s)", o.out, elf_errmsg(-1));
-    free(payload);
+    if (rc == 0) rc = verify_payload(&b, o.files[0]);
+    if (rc == 0) rc = embed_to(&b, o.out);
     free(data);
     cli_opts_free(&o);
     return rc;

@@ -12,13 +12,33 @@ static const char *kind_name(unsigned kind)
     return kind == AOT_KIND_AMDGPU ? "amdgpu" : kind == AOT_KIND_CUBIN ? "cubin" : "unknown";
 }
 
-static void json_str(const char *s)
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0 if the bytes there are not one. */
+static int utf8_len(const unsigned char *s)
 {
+    int n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+            : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80) return 0;
+    if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) || (s[0] == 0xf0 && s[1] < 0x90) ||
+        (s[0] == 0xf4 && s[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+/* A JSON string: names come from files and bundles, so bytes that are not UTF-8 become
+ * U+FFFD (one per byte) rather than making the output invalid JSON. */
+static void json_str(const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
     putchar('"');
-    for (; *s; s++) {
+    while (*s) {
+        int n = utf8_len(s);
         if (*s == '"' || *s == '\\') printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
-        else putchar(*s);
+        else if (*s < 0x20) printf("\\u%04x", *s);
+        else if (n == 0) fputs("\\ufffd", stdout);
+        else fwrite(s, 1, (size_t)n, stdout);
+        s += n ? n : 1;
     }
     putchar('"');
 }

@@ -31,12 +31,18 @@ static aot_pack_item *grow(pack_list *l)
     return &g[l->n++];
 }
 
-static void module_name(char *dst, size_t cap, const char *path)
+/* The module is the file name up to its first '.'; a name the reader would refuse (too long,
+ * other characters) is an error here, never truncated into another module's name. */
+static int module_name(char *dst, size_t cap, const char *path)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     size_t n = strcspn(base, ".");
+    if (n >= cap) return cli_error(EXIT_INPUT, "%s: module name is over %d characters", path, AOT_MAX_MODULE_NAME);
     snprintf(dst, cap, "%.*s", (int)n, base);
+    if (!aot_bundle_module_name_ok(dst))
+        return cli_error(EXIT_INPUT, "%s: module name \"%s\" is not [A-Za-z0-9_.-]{1,63}", path, dst);
+    return 0;
 }
 
 static int add_file(pack_list *l, const char *path, const char *declared)
@@ -50,7 +56,10 @@ static int add_file(pack_list *l, const char *path, const char *declared)
     it->path = path;
     it->bytes = data;
     it->size = size;
-    module_name(it->module, sizeof it->module, path);
+    if (module_name(it->module, sizeof it->module, path)) {
+        l->n--;
+        return EXIT_INPUT;
+    }
     if (aot_codeobj_inspect(data, size, path, declared, &it->co, &d) != AITER_AOT_STATUS_OK) {
         l->n--;
         return cli_error(EXIT_INPUT, "%s", d.msg);
@@ -60,35 +69,45 @@ static int add_file(pack_list *l, const char *path, const char *declared)
 
 typedef int (*keep_fn)(const aot_bundle *b, unsigned e, const cli_opts *o);
 
+/* Keeps a copy of entry e's bytes (frame_bytes is freed once its frame is done) as a new item. */
+static int add_entry(pack_list *l, const char *path, const aot_bundle *b, uint32_t e,
+                     const unsigned char *frame_bytes)
+{
+    aot_entry_rec r = aot_bundle_entry(b, e);
+    aot_diag d = {""};
+    if (aot_bundle_check_entry(b, e, frame_bytes, &d)) return cli_error(EXIT_HASH, "%s: %s", path, d.msg);
+    unsigned char *copy = malloc(r.size ? (size_t)r.size : 1);
+    aot_pack_item *it = copy && own(l, copy) == 0 ? grow(l) : (free(copy), NULL);
+    if (it == NULL) return cli_error(EXIT_INPUT, "out of memory");
+    memcpy(copy, frame_bytes + r.offset, (size_t)r.size);
+    it->path = path;
+    it->bytes = copy;
+    it->size = (size_t)r.size;
+    snprintf(it->module, sizeof it->module, "%s", aot_bundle_string(b, r.name));
+    if (aot_codeobj_inspect(it->bytes, it->size, it->module, aot_bundle_string(b, r.target), &it->co, &d)) {
+        l->n--;
+        return cli_error(EXIT_INVALID_CO, "%s: %s", path, d.msg);
+    }
+    return 0;
+}
+
+/* One frame at a time: only the kept code objects and the current frame are in memory (a
+ * bundle's frames together may declare up to 1 GiB). */
 static int add_bundle(pack_list *l, const char *path, keep_fn keep, const cli_opts *o)
 {
     aot_bundle b;
     unsigned char *data;
     int rc = cli_open_bundle(path, &data, &b);
     if (rc || own(l, data)) return rc ? rc : EXIT_INPUT;
-    for (uint32_t f = 0; f < b.frames; f++) {
+    for (uint32_t f = 0; rc == 0 && f < b.frames; f++) {
         unsigned char *bytes;
         aot_diag d = {""};
-        if (aot_bundle_decompress_frame(&b, f, &bytes, &d) || own(l, bytes))
-            return cli_error(EXIT_FRAME, "%s: %s", path, d.msg);
-        for (uint32_t e = 0; e < b.entries; e++) {
-            aot_entry_rec r = aot_bundle_entry(&b, e);
-            if (r.frame != f || (keep && !keep(&b, e, o))) continue;
-            if (aot_bundle_check_entry(&b, e, bytes, &d)) return cli_error(EXIT_HASH, "%s: %s", path, d.msg);
-            aot_pack_item *it = grow(l);
-            if (it == NULL) return cli_error(EXIT_INPUT, "out of memory");
-            it->path = path;
-            it->bytes = bytes + r.offset;
-            it->size = (size_t)r.size;
-            snprintf(it->module, sizeof it->module, "%s", aot_bundle_string(&b, r.name));
-            if (aot_codeobj_inspect(it->bytes, it->size, it->module, aot_bundle_string(&b, r.target),
-                                    &it->co, &d)) {
-                l->n--;
-                return cli_error(EXIT_INVALID_CO, "%s: %s", path, d.msg);
-            }
-        }
+        if (aot_bundle_decompress_frame(&b, f, &bytes, &d)) return cli_error(EXIT_FRAME, "%s: %s", path, d.msg);
+        for (uint32_t e = 0; rc == 0 && e < b.entries; e++)
+            if (aot_bundle_entry(&b, e).frame == f && (!keep || keep(&b, e, o))) rc = add_entry(l, path, &b, e, bytes);
+        free(bytes);
     }
-    return 0;
+    return rc;
 }
 
 static int write_out(pack_list *l, const cli_opts *o)
@@ -98,7 +117,7 @@ static int write_out(pack_list *l, const cli_opts *o)
     aot_diag d = {""};
     if (aot_bundle_write(l->items, l->n, &o->pack, &out, &size, &d) != AITER_AOT_STATUS_OK)
         return cli_error(EXIT_INPUT, "%s", d.msg);
-    int rc = cli_write_file(o->out, out, size) ? EXIT_OUTPUT : EXIT_OK;
+    int rc = cli_write_file(o->out, out, size);
     free(out);
     return rc;
 }
@@ -119,6 +138,10 @@ int cmd_pack(int argc, char **argv)
     cli_opts o;
     pack_list l = {0};
     if (cli_parse(argc, argv, OPT_OUT | OPT_LEVEL | OPT_DICT | OPT_TARGET, &o)) return EXIT_USAGE;
+    if (o.nfiles == 0) {
+        cli_opts_free(&o);
+        return cli_error(EXIT_USAGE, "pack: no code objects given (an empty bundle is never wanted)");
+    }
     int rc = 0;
     for (int i = 0; i < o.nfiles && rc == 0; i++) rc = add_file(&l, o.files[i], o.file_target[i]);
     return finish(&l, &o, rc);

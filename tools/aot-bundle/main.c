@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h> /* getpid */
+#include <fcntl.h>    /* openat, O_* */
+#include <sys/random.h> /* getrandom */
+#include <sys/stat.h> /* fstatat */
+#include <unistd.h>   /* write, close, unlinkat */
 
 #include "aot_bundle_cli.h"
 #include "target_id.h"
@@ -45,7 +48,8 @@ static const char usage[] =
     "\n"
     "exit status: 0 ok, 2 usage, 3 bad input file or code object, 4 corrupt bundle index,\n"
     "  5 frame does not decompress, 6 code-object hash mismatch, 7 code object no longer\n"
-    "  validates, 8 cannot write output.\n";
+    "  validates, 8 cannot write output, 9 an output (-o, or a file extract would write)\n"
+    "  exists and is not a regular file.\n";
 
 int cli_error(int code, const char *fmt, ...)
 {
@@ -83,19 +87,68 @@ int cli_read_file(const char *path, unsigned char **data, size_t *size)
     return 0;
 }
 
+int cli_open_parent(const char *path, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    *base = slash ? slash + 1 : path;
+    if (slash == NULL) return open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if ((size_t)(slash - path) >= sizeof dir) return errno = ENAMETOOLONG, -1;
+    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+int cli_output_check(int dirfd, const char *name, const char *shown)
+{
+    struct stat st;
+    if (*name == 0) return cli_error(EXIT_OUTPUT, "%s: not a file name", shown);
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT ? EXIT_OK : EXIT_OUTPUT;
+    /* replacing a device node, FIFO, directory or link by rename is never what -o meant */
+    return S_ISREG(st.st_mode) ? EXIT_OK : cli_error(EXIT_NOT_REGULAR, "%s: exists and is not a regular file", shown);
+}
+
+int cli_temp_open(int dirfd, const char *name, char *tmp, size_t cap)
+{
+    /* an unpredictable name, created only if nothing (not even a dangling link) is there */
+    for (int tries = 0; tries < 16; tries++) {
+        uint64_t r = 0;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) return -1;
+        snprintf(tmp, cap, ".%.200s.%016llx.tmp", name, (unsigned long long)r);
+        int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    return -1;
+}
+
+int cli_write_at(int dirfd, const char *name, const char *shown, const void *data, size_t size)
+{
+    char tmp[256];
+    int rc = cli_output_check(dirfd, name, shown);
+    if (rc) return rc;
+    int fd = cli_temp_open(dirfd, name, tmp, sizeof tmp);
+    if (fd < 0) return cli_error(EXIT_OUTPUT, "%s: cannot create a temporary file (%s)", shown, strerror(errno));
+    const unsigned char *p = data;
+    int ok = 1;
+    for (size_t done = 0; ok && done < size;) {
+        ssize_t n = write(fd, p + done, size - done);
+        ok = n > 0, done += ok ? (size_t)n : 0;
+    }
+    ok &= close(fd) == 0;
+    if (!ok || renameat(dirfd, tmp, dirfd, name) != 0) {
+        unlinkat(dirfd, tmp, 0);
+        return cli_error(EXIT_OUTPUT, "%s: cannot write", shown);
+    }
+    return EXIT_OK;
+}
+
 int cli_write_file(const char *path, const void *data, size_t size)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (f == NULL) return cli_error(-1, "%s: %s", tmp, strerror(errno));
-    int ok = fwrite(data, 1, size, f) == size;
-    ok &= fclose(f) == 0;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        return cli_error(-1, "%s: cannot write", path);
-    }
-    return 0;
+    const char *base;
+    int dirfd = cli_open_parent(path, &base);
+    if (dirfd < 0) return cli_error(EXIT_OUTPUT, "%s: %s", path, strerror(errno));
+    int rc = cli_write_at(dirfd, base, path, data, size);
+    close(dirfd);
+    return rc;
 }
 
 int cli_open_bundle(const char *path, unsigned char **data, aot_bundle *b)

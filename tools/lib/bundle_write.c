@@ -58,7 +58,7 @@ typedef struct {
 static aiter_aot_status build_blobs(aot_pack_item *items, size_t n, frame_build *fr, size_t *nf,
                                     uint64_t *offsets, aot_diag *d)
 {
-    size_t f = 0;
+    size_t f = 0, all = 0;
     for (size_t i = 0; i < n; f++) {
         *nf = f; /* the frames built so far, for the caller to free on an error */
         size_t j = i, total = 0;
@@ -67,10 +67,11 @@ static aiter_aot_status build_blobs(aot_pack_item *items, size_t n, frame_build 
             total += pad8(items[j].size);
             j++;
         }
-        if (total > AOT_MAX_FRAME_USIZE) /* the index stores offsets and sizes in 32 bits */
+        all += total; /* the reader refuses more than AOT_MAX_TOTAL_USIZE over all frames */
+        if (total > AOT_MAX_FRAME_USIZE || all > AOT_MAX_TOTAL_USIZE)
             return aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT,
-                            "target %s: %zu bytes of code objects; one target's frame holds at most 1 GiB "
-                            "(split the modules into several bundles)", items[i].co.target, total);
+                            "target %s: %zu bytes of code objects (%zu so far); a bundle holds at most 1 GiB "
+                            "(split the modules into several bundles)", items[i].co.target, total, all);
         fr[f] = (frame_build){i, j - i, calloc(total ? total : 1, 1), total, NULL, 0, items[i].co.target, -1};
         if (fr[f].blob == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
         for (size_t k = i; k < j; k++) memcpy(fr[f].blob + offsets[k], items[k].bytes, items[k].size);
@@ -276,6 +277,10 @@ static aiter_aot_status emit(pack_state *s, aot_pack_item *items, size_t n, size
 
 static aiter_aot_status check_duplicates(const aot_pack_item *items, size_t n, aot_diag *d)
 {
+    for (size_t i = 0; i < n; i++) /* what the reader would refuse is not written */
+        if (!aot_bundle_module_name_ok(items[i].module))
+            return aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT,
+                            "%s: module name \"%s\" is not [A-Za-z0-9_.-]{1,63}", items[i].path, items[i].module);
     for (size_t i = 1; i < n; i++)
         if (item_order(&items[i - 1], &items[i]) == 0)
             return aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT,

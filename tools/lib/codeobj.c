@@ -93,7 +93,8 @@ static int read_arg(mp_reader *r, aot_co_arg *a)
 static int read_args(mp_reader *r, aot_co_kernel *k)
 {
     uint32_t n;
-    if (mp_read_array(r, &n) || n > 4096) return -1;
+    /* a second .args key would replace (and leak) the first array */
+    if (k->args != NULL || mp_read_array(r, &n) || n > 4096) return -1;
     k->args = calloc(n ? n : 1, sizeof *k->args);
     if (k->args == NULL) return -1;
     k->nargs = n;
@@ -184,6 +185,8 @@ static aiter_aot_status read_kernels(amd_ctx *c, mp_reader *r, Elf *elf)
 {
     aot_diag *d = c->d;
     uint32_t n;
+    /* A second amdhsa.kernels key must not get a fresh array while nkernels keeps counting. */
+    if (c->co->kernels != NULL) return BAD("%s: metadata has amdhsa.kernels twice", c->what);
     if (mp_read_array(r, &n) || n > 4096) return BAD("%s: amdhsa.kernels is malformed", c->what);
     c->co->kernels = calloc(n ? n : 1, sizeof *c->co->kernels);
     if (c->co->kernels == NULL) return BAD("%s: out of memory", c->what);
@@ -357,6 +360,13 @@ static void global_attr(aot_codeobj *co, aot_co_kernel *unused, unsigned attr,
     else k->rec.private_segment = le32(v + 4);
 }
 
+/* A NOBITS section (or an empty one) has no bytes: libelf gives d_buf == NULL with the
+ * section's size, so only PROGBITS with data may be walked. */
+static int info_data_ok(const GElf_Shdr *sh, const Elf_Data *data)
+{
+    return sh->sh_type == SHT_PROGBITS && data != NULL && data->d_buf != NULL && data->d_size > 0;
+}
+
 static aiter_aot_status cubin_kernels(Elf *elf, const char *what, aot_codeobj *co, aot_diag *d)
 {
     size_t shstrndx, symtab = 0, count = 0;
@@ -379,7 +389,7 @@ static aiter_aot_status cubin_kernels(Elf *elf, const char *what, aot_codeobj *c
         snprintf(k->name, sizeof k->name, "%s", nm + 9);
         k->rec.wave_size = 32;
         Elf_Data *data = elf_getdata(s, NULL);
-        if (!data || walk_attrs(data->d_buf, data->d_size, kernel_attr, co, k, elf, symtab))
+        if (!info_data_ok(&sh, data) || walk_attrs(data->d_buf, data->d_size, kernel_attr, co, k, elf, symtab))
             return BAD("%s: section %s is malformed", what, nm);
         /* A parameter aligned beyond 16 bytes (a tensor map's 64) starts past the bank's start;
          * the bytes before it are padding the driver places, not the caller's arguments. */
@@ -393,7 +403,7 @@ static aiter_aot_status cubin_kernels(Elf *elf, const char *what, aot_codeobj *c
         if (!gelf_getshdr(s, &sh) || !(nm = elf_strptr(elf, shstrndx, sh.sh_name))) continue;
         Elf_Data *data = elf_getdata(s, NULL);
         if (strcmp(nm, ".nv.info") == 0 &&
-            (!data || walk_attrs(data->d_buf, data->d_size, global_attr, co, NULL, elf, symtab)))
+            (!info_data_ok(&sh, data) || walk_attrs(data->d_buf, data->d_size, global_attr, co, NULL, elf, symtab)))
             return BAD("%s: section .nv.info is malformed", what);
         for (unsigned i = 0; strncmp(nm, ".nv.shared.", 11) == 0 && i < co->nkernels; i++)
             if (strcmp(nm + 11, co->kernels[i].name) == 0)
