@@ -361,10 +361,11 @@ static void global_attr(aot_codeobj *co, aot_co_kernel *unused, unsigned attr,
 }
 
 /* A NOBITS section (or an empty one) has no bytes: libelf gives d_buf == NULL with the
- * section's size, so only PROGBITS with data may be walked. */
+ * section's size, so only a section with file data may be walked. nvcc types .nv.info* as
+ * SHT_LOPROC (CUDA's own section type), not PROGBITS, so only NOBITS is refused by type. */
 static int info_data_ok(const GElf_Shdr *sh, const Elf_Data *data)
 {
-    return sh->sh_type == SHT_PROGBITS && data != NULL && data->d_buf != NULL && data->d_size > 0;
+    return sh->sh_type != SHT_NOBITS && data != NULL && data->d_buf != NULL && data->d_size > 0;
 }
 
 static aiter_aot_status cubin_kernels(Elf *elf, const char *what, aot_codeobj *co, aot_diag *d)
