@@ -38,7 +38,7 @@ AOT_DEV float log1p_pos(float u)
 AOT_DEV float sqrt_softplus(float x)
 {
     const float sp = x > 20.0f ? x : log1p_pos(aot_exp_fast(x));
-    return sp > 0.0f ? sp * aot_rsqrt_fast(sp) : 0.0f;
+    return sp > 0.0f && sp < AOT_INF ? sp * aot_rsqrt_fast(sp) : sp; /* +inf * rsqrt(+inf) would be NaN */
 }
 
 /* The score of logit x; softmax: mx is the row max, inv 1 / the sum of exp(x - mx) (rows whose
