@@ -69,7 +69,8 @@ typedef struct {
     int32_t n_group, topk_group, renormalize, dtype;
     int32_t ids_int64, hash_int64;
     float scale;             /* routed_scaling_factor */
-    int32_t pad_;
+    int32_t lane_groups;     /* set by the runtime: grouped, each lane's run of VPT experts inside
+                              * one group, a power-of-two number of lanes a group */
 } aot_route_kargs;
 
 /* moe_align_block_size runs moe_sort_count and moe_sort_chunk_scan on `sort` (no mask, no

@@ -6,7 +6,9 @@
  * 3. Grouped selection (n_group > 1): each group's score (the sum of its two largest selection
  *    scores with a bias, its largest without) is reduced over the wave and lands on lane g;
  *    topk_group rounds of a wave argmax over those lanes keep the groups, and the experts of
- *    the others are marked taken.
+ *    the others are marked taken. Where groups fall on whole lanes (lane_groups), lane l holds
+ *    experts l VPT .. l VPT + VPT - 1 instead, and a butterfly over each group's lanes gives
+ *    every group's score at once (keep_lane_groups).
  * 4. k rounds of a wave argmax over the selection scores (ties: the lower expert); lane s keeps
  *    round s's expert and computes its unbiased score from its logit again, so the k outputs are
  *    written by k lanes at once.
@@ -38,7 +40,7 @@ AOT_DEV float log1p_pos(float u)
 AOT_DEV float sqrt_softplus(float x)
 {
     const float sp = x > 20.0f ? x : log1p_pos(aot_exp_fast(x));
-    return sp > 0.0f ? sp * aot_rsqrt_fast(sp) : 0.0f;
+    return sp > 0.0f && sp < AOT_INF ? sp * aot_rsqrt_fast(sp) : sp; /* +inf * rsqrt(+inf) would be NaN */
 }
 
 /* The score of logit x; softmax: mx is the row max, inv 1 / the sum of exp(x - mx) (rows whose
@@ -113,6 +115,11 @@ AOT_DEV void hash_row(const aot_route_kargs &a, int row)
     write_slot(a, row, w, e);
 }
 
+/* Expert of slot j of the lane: strided (j W + lane) or, with CONTIG, the lane's own run
+ * (lane VPT + j). Ascending j is ascending expert either way, which the tie rule relies on. */
+template <int VPT, bool CONTIG>
+AOT_DEV int expert_of(int j, int lane) { return CONTIG ? lane * VPT + j : j * AOT_WAVE + lane; }
+
 /* The wave's best (key, expert) among candidates (key 0: none); ties to the lower expert. */
 AOT_DEV aot_u32 wave_argmax(aot_u32 key, int e, int &be)
 {
@@ -161,15 +168,46 @@ AOT_DEV void keep_groups(const aot_route_kargs &a, const float (&c)[VPT], aot_u3
     }
 }
 
+/* Grouped selection when every lane's run lies in one group of L = G / VPT lanes (a power of
+ * two; DeepSeek-V3's 32-expert groups: 4 lanes at wave 32, 8 at wave 64): the group scores come
+ * from a butterfly over the group's lanes, all groups at once, instead of three wave reductions
+ * a group. Each lane of group g ends with g's score; the topk_group rounds then pick groups by
+ * a wave argmax over (score, group). */
 template <int VPT>
+AOT_DEV void keep_lane_groups(const aot_route_kargs &a, const float (&c)[VPT], aot_u32 &taken)
+{
+    const int lane = aot_lane(), G = a.experts / a.n_group, L = G / VPT, g = lane * VPT / G;
+    float m1 = -AOT_INF, m2 = -AOT_INF; /* the lane's two largest, then the group's */
+#pragma unroll
+    for (int j = 0; j < VPT; j++) {
+        const float v = c[j];
+        m2 = aot_fmaxf(m2, v < m1 ? v : m1), m1 = aot_fmaxf(m1, v); /* -inf fill: fmax keeps order */
+    }
+    for (int m = 1; m < L; m <<= 1) {
+        const float o1 = aot_shfl_xor_f32(m1, m), o2 = aot_shfl_xor_f32(m2, m);
+        m2 = aot_fmaxf(aot_fmaxf(m2, o2), m1 < o1 ? m1 : o1), m1 = aot_fmaxf(m1, o1);
+    }
+    const float gs = a.bias && G > 1 ? m1 + m2 : m1;
+    const bool group = g < a.n_group; /* lanes past the experts hold no group */
+    aot_u32 kept = 0;
+    for (int r = 0; r < a.topk_group; r++) {
+        int bg;
+        const bool cand = group && !(kept >> g & 1u);
+        wave_argmax(cand ? aot_order_key(gs) : 0u, cand ? g : 0x7fffffff, bg);
+        kept |= 1u << bg;
+    }
+    if (!group || !(kept >> g & 1u)) taken = ~0u;
+}
+
+template <int VPT, bool CONTIG>
 AOT_DEV void route_row(const aot_route_kargs &a, int row)
 {
     const int lane = aot_lane(), E = a.experts;
     float x[VPT];
-    aot_u32 taken = 0; /* bit j: expert j W + lane is not a candidate */
+    aot_u32 taken = 0; /* bit j: the lane's expert j is not a candidate */
 #pragma unroll
     for (int j = 0; j < VPT; j++) {
-        const int e = j * AOT_WAVE + lane;
+        const int e = expert_of<VPT, CONTIG>(j, lane);
         x[j] = e < E ? route_logit(a, row, e) : -AOT_INF;
         if (e >= E) taken |= 1u << j;
     }
@@ -177,10 +215,11 @@ AOT_DEV void route_row(const aot_route_kargs &a, int row)
     if (a.scoring == AOT_ROUTE_SOFTMAX) softmax_stats<VPT>(x, mx, inv);
 #pragma unroll
     for (int j = 0; j < VPT; j++) { /* x becomes the selection score */
-        const int e = j * AOT_WAVE + lane;
+        const int e = expert_of<VPT, CONTIG>(j, lane);
         x[j] = route_score(a.scoring, x[j], mx, inv) + (a.bias && e < E ? a.bias[e] : 0.0f);
     }
-    if (a.n_group > 1) keep_groups<VPT>(a, x, taken);
+    if (CONTIG) keep_lane_groups<VPT>(a, x, taken);
+    else if (a.n_group > 1) keep_groups<VPT>(a, x, taken);
     int my_e = 0;
     for (int r = 0; r < a.k; r++) {
         aot_u32 key = 0;
@@ -188,13 +227,13 @@ AOT_DEV void route_row(const aot_route_kargs &a, int row)
 #pragma unroll
         for (int j = 0; j < VPT; j++) {
             const aot_u32 kj = aot_order_key(x[j]);
-            if (!(taken >> j & 1u) && kj > key) key = kj, e = j * AOT_WAVE + lane; /* ascending e: ties keep the lower */
+            if (!(taken >> j & 1u) && kj > key) key = kj, e = expert_of<VPT, CONTIG>(j, lane); /* ascending e: ties keep the lower */
         }
         int be;
         wave_argmax(key, e, be);
 #pragma unroll
         for (int j = 0; j < VPT; j++)
-            if (j * AOT_WAVE + lane == be) taken |= 1u << j;
+            if (expert_of<VPT, CONTIG>(j, lane) == be) taken |= 1u << j;
         if (lane == r) my_e = be;
     }
     /* the unbiased score of the lane's expert, computed again from its logit (a cache hit) as
@@ -211,7 +250,8 @@ AOT_DEV void route_kernel_body(const aot_route_kargs &a)
     const int row = aot_block_x() * (AOT_TOPK_BLOCK / AOT_WAVE) + wave;
     if (row >= a.tokens) return; /* whole waves leave together */
     if (a.input_ids) hash_row<VPT>(a, row);
-    else route_row<VPT>(a, row);
+    else if (a.lane_groups) route_row<VPT, true>(a, row);
+    else route_row<VPT, false>(a, row);
 }
 
 /* One variant per experts-per-lane count, from one list. */

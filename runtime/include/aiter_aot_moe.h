@@ -113,7 +113,8 @@ AITER_AOT_API aiter_aot_status aiter_aot_moe_sorting(const aiter_aot_moe_sorting
  * 1. scores s: SOFTMAX softmax(x) in fp32 (a row with +inf logits gives each +inf expert
  *    1/(their count) and the others 0; an all -inf row gives 0); SIGMOID 1/(1+exp(-x));
  *    SQRT_SOFTPLUS sqrt(softplus(x)), softplus(x) = x above 20, else log(1+exp(x)).
- *    -inf gives 0 under all three.
+ *    -inf gives 0 under all three; +inf gives 1 under SIGMOID and +inf under SQRT_SOFTPLUS
+ *    (whose weights are then +inf, or NaN once renormalized, as in the references).
  * 2. selection scores c = s + bias (bias: [experts] fp32, optional, finite; NULL: c = s).
  *    The bias changes which experts are chosen, never the weights.
  * 3. grouped selection (n_group > 1): experts are n_group groups of experts / n_group

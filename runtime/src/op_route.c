@@ -69,11 +69,15 @@ aiter_aot_status aiter_aot_topk_route(const aiter_aot_topk_route_args *args, voi
     char name[32];
     snprintf(name, sizeof name, "topk_route_v%u", vpt);
     const int grouped = a.n_group > 1 && !a.input_ids;
+    /* groups on whole lanes: each lane's run of vpt experts in one group, and a power of two
+     * lanes a group (the kernel's butterfly) */
+    const unsigned G = grouped ? (unsigned)(a.experts / a.n_group) : 0, L = G / vpt;
+    const int lane_groups = grouped && G % vpt == 0 && L <= wave && (L & (L - 1)) == 0;
     aot_route_kargs k = {a.gating, a.input_ids ? NULL : a.bias, a.input_ids, a.tid2eid, a.topk_weights, a.topk_ids,
                          a.gating_row_stride, a.vocab, a.tokens, a.experts, a.k, (int32_t)a.scoring,
                          grouped ? a.n_group : 1, grouped ? a.topk_group : 1, a.renormalize != 0,
                          (int32_t)a.gating_dtype, a.topk_ids_int64 != 0, a.hash_ids_int64 != 0,
-                         a.routed_scaling_factor == 0.0f ? 1.0f : a.routed_scaling_factor, 0};
+                         a.routed_scaling_factor == 0.0f ? 1.0f : a.routed_scaling_factor, lane_groups};
     const unsigned rows_per_block = AOT_TOPK_BLOCK / wave;
     const unsigned grid = (unsigned)((a.tokens + rows_per_block - 1) / rows_per_block);
     return aot_api_return(aot_op_launch(name, &k, sizeof k, grid, AOT_TOPK_BLOCK, 0, stream, &d), &d);

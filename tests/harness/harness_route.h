@@ -17,7 +17,9 @@ typedef struct {
     float scale;
     int hash;                 /* 1: hash routing; 2: and ids outside the table / entries outside the experts */
     int ids_int64;            /* topk_ids and the hash tables as int64 */
-    int special;              /* 1: NaN and -inf logits; 2: equal logits (ties) and repeated bias values */
+    int special;              /* 1: NaN and -inf logits; 2: equal logits (ties) and repeated bias values;
+                               * 3: +inf logits in some rows; 4: logits spread over +-40 */
+    int extra_stride;         /* row stride = experts + extra_stride */
 } route_case;
 
 typedef struct {
