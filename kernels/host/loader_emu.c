@@ -14,14 +14,9 @@
 
 /* Every kernel of the families' variant lists (runtime/src/kernel_ids.h); those built where
  * AOT_PIPELINES is (sm_90a's warp-specialized pipelines) only at wave 32. */
-#define EMU_KERNELS(X) AOT_TOPK_VARIANTS(X) AOT_MOE_SORT_VARIANTS(X) AOT_MHC_VARIANTS(X) AOT_FMHA_VARIANTS(X)
-
-/* The routers (kernels/moe/topk_route.hip, moe_align.hip). */
-#define EMU_KERNELS_ROUTE(X)                                                                \
-    X(topk_route_v1, aot_route_kargs) X(topk_route_v2, aot_route_kargs)                      \
-    X(topk_route_v4, aot_route_kargs) X(topk_route_v8, aot_route_kargs)                      \
-    X(topk_route_v16, aot_route_kargs) X(topk_route_v32, aot_route_kargs)                    \
-    X(moe_align_scatter, aot_moe_align_kargs)
+#define EMU_KERNELS(X)                                                                      \
+    AOT_TOPK_VARIANTS(X) AOT_MOE_SORT_VARIANTS(X) AOT_ROUTE_VARIANTS(X) AOT_MOE_ALIGN_VARIANTS(X) \
+    AOT_MHC_VARIANTS(X) AOT_FMHA_VARIANTS(X)
 
 #if AOT_EMU_WAVE == 32
 #define EMU_KERNELS_W32(X) AOT_MHC_PIPELINE_VARIANTS(X)
@@ -31,10 +26,9 @@
 
 #define DECLARE(k, t, ...) void k##_emu(const void *args);
 EMU_KERNELS(DECLARE)
-EMU_KERNELS_ROUTE(DECLARE)
 EMU_KERNELS_W32(DECLARE)
 #define ENTRY(k, t, ...) {(void *)k##_emu, #k, sizeof(t), AOT_EMU_WAVE},
-static aot_kernel_fn table[] = {EMU_KERNELS(ENTRY) EMU_KERNELS_ROUTE(ENTRY) EMU_KERNELS_W32(ENTRY)};
+static aot_kernel_fn table[] = {EMU_KERNELS(ENTRY) EMU_KERNELS_W32(ENTRY)};
 
 static unsigned long long launches;
 static unsigned long long launched[sizeof table / sizeof table[0]]; /* per kernel of the table */

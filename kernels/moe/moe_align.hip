@@ -6,6 +6,7 @@
  * num_tokens_post_pad. Launched early: it waits for moe_sort_chunk_scan first. */
 #include "aot_device.h"
 #include "moe_kargs.h"
+#include "moe_variants.h" /* the kernel this file instantiates */
 
 /* A ranked pair as moe_sort_count packs it (moe_sorting.hip's RANK_SHIFT, which this must
  * equal): expert + 1 in the low RANK_SHIFT bits, its rank in its chunk above. */
@@ -37,7 +38,7 @@ AOT_DEV void align_fill(const aot_moe_align_kargs &a, int c)
 }
 
 /* Blocks past the last chunk (there are scatter_blocks) only pad. */
-AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_align_scatter(aot_moe_align_kargs a)
+AOT_DEV void align_scatter_body(const aot_moe_align_kargs &a)
 {
     AOT_SHARED(int, start, AOT_MOE_MAX_EXPERTS);
     const aot_moe_sort_kargs &s = a.sort;
@@ -56,4 +57,12 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void moe_align_scatter(aot_moe_align
     }
     align_fill(a, c);
 }
-AOT_EMU_ENTRY(moe_align_scatter, aot_moe_align_kargs)
+
+/* The kernel of the family's list (moe_variants.h). */
+#define ALIGN_KERNEL(name, kargs)                                                             \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MOE_BLOCK) void name(kargs a)                            \
+    {                                                                                         \
+        align_scatter_body(a);                                                                \
+    }                                                                                         \
+    AOT_EMU_ENTRY(name, kargs)
+AOT_MOE_ALIGN_VARIANTS(ALIGN_KERNEL)

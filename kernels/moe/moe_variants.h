@@ -1,4 +1,5 @@
-/* moe_variants.h : every kernel of the MoE family (topk_softmax.hip, moe_sorting.hip); see
+/* moe_variants.h : every kernel of the MoE family (topk_softmax.hip, moe_sorting.hip,
+ * topk_route.hip, moe_align.hip); see
  * kernels/include/aot_variants.h. */
 #ifndef AOT_MOE_VARIANTS_H
 #define AOT_MOE_VARIANTS_H
@@ -47,5 +48,19 @@
     X(moe_sort_count, aot_moe_sort_kargs)                                                       \
     X(moe_sort_chunk_scan, aot_moe_sort_kargs)                                                  \
     X(moe_sort_scatter, aot_moe_sort_kargs)
+
+/* X(name, kargs, vpt): the routers, vpt experts a lane (topk_route.hip); the runtime takes the
+ * smallest vpt with vpt * wave >= experts. */
+#define AOT_ROUTE_VARIANTS(X)                                                                   \
+    X(topk_route_v1, aot_route_kargs, 1)                                                        \
+    X(topk_route_v2, aot_route_kargs, 2)                                                        \
+    X(topk_route_v4, aot_route_kargs, 4)                                                        \
+    X(topk_route_v8, aot_route_kargs, 8)                                                        \
+    X(topk_route_v16, aot_route_kargs, 16)                                                      \
+    X(topk_route_v32, aot_route_kargs, 32)
+
+/* X(name, kargs): moe_align_block_size's own kernel (moe_align.hip), launched after
+ * moe_sorting's first two */
+#define AOT_MOE_ALIGN_VARIANTS(X) X(moe_align_scatter, aot_moe_align_kargs)
 
 #endif

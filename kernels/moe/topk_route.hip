@@ -13,10 +13,11 @@
  *    round s's expert and computes its unbiased score from its logit again, so the k outputs are
  *    written by k lanes at once.
  * Hash routing reads the k experts from tid2eid instead of 3 and 4.
- * Variants topk_route_v<VPT> exist for VPT = 1..32; the runtime picks the smallest with
- * VPT * wave >= experts. */
+ * Variants topk_route_v<VPT> exist for VPT = 1..32 (AOT_ROUTE_VARIANTS, moe_variants.h); the
+ * runtime picks the smallest with VPT * wave >= experts. */
 #include "aot_device.h"
 #include "moe_kargs.h"
+#include "moe_variants.h" /* the kernels this file instantiates */
 
 AOT_DEV float route_logit(const aot_route_kargs &a, aot_i64 row, int e)
 {
@@ -254,12 +255,11 @@ AOT_DEV void route_kernel_body(const aot_route_kargs &a)
     else route_row<VPT, false>(a, row);
 }
 
-/* One variant per experts-per-lane count, from one list. */
-#define ROUTE_VARIANTS(X) X(1) X(2) X(4) X(8) X(16) X(32)
-#define ROUTE_KERNEL(vpt)                                                                     \
-    AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_TOPK_BLOCK) void topk_route_v##vpt(aot_route_kargs a)    \
+/* One variant per experts-per-lane count, from the family's list (moe_variants.h). */
+#define ROUTE_KERNEL(name, kargs, vpt)                                                        \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_TOPK_BLOCK) void name(kargs a)                           \
     {                                                                                         \
         route_kernel_body<vpt>(a);                                                            \
     }                                                                                         \
-    AOT_EMU_ENTRY(topk_route_v##vpt, aot_route_kargs)
-ROUTE_VARIANTS(ROUTE_KERNEL)
+    AOT_EMU_ENTRY(name, kargs)
+AOT_ROUTE_VARIANTS(ROUTE_KERNEL)

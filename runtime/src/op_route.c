@@ -3,55 +3,71 @@
  * (which follows moe_sorting's first two kernels). */
 #include <math.h>   /* isfinite */
 #include <stdint.h>
-#include <stdio.h>  /* snprintf */
 
 #include "aiter_aot.h"
 #include "api.h"
+#include "kernel_ids.h"
 #include "moe_kargs.h"
 #include "op.h"
 
-#define BAD(...) aot_fail(&d, AITER_AOT_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
-
 /* ---- topk_route ---- */
 
-static aiter_aot_status groups_check(const aiter_aot_topk_route_args *a, aot_diag *dp)
+static aiter_aot_status groups_check(const aiter_aot_topk_route_args *a, aot_diag *d)
 {
-    aot_diag d;
-    aiter_aot_status s = AITER_AOT_STATUS_OK;
-    if (a->n_group < 0 || a->n_group > AOT_ROUTE_MAX_GROUPS) s = BAD("topk_route: n_group = %d; supported 0..%d", a->n_group, AOT_ROUTE_MAX_GROUPS);
-    else if (a->n_group <= 1) return s;
-    else if (a->input_ids) s = BAD("topk_route: n_group = %d with hash routing (input_ids); hash routing takes no groups", a->n_group);
-    else if (a->experts % a->n_group) s = BAD("topk_route: n_group = %d does not divide experts = %d", a->n_group, a->experts);
-    else if (a->topk_group < 1 || a->topk_group > a->n_group) s = BAD("topk_route: topk_group = %d; need 1 <= topk_group <= n_group = %d", a->topk_group, a->n_group);
-    else if (a->k > a->topk_group * (a->experts / a->n_group))
-        s = BAD("topk_route: k = %d > the %d experts of topk_group = %d kept groups", a->k, a->topk_group * (a->experts / a->n_group), a->topk_group);
-    if (s != AITER_AOT_STATUS_OK) *dp = d;
-    return s;
+    AOT_INVALID_IF(a->n_group < 0 || a->n_group > AOT_ROUTE_MAX_GROUPS, d, "topk_route: n_group = %d; supported 0..%d",
+                   a->n_group, AOT_ROUTE_MAX_GROUPS);
+    if (a->n_group <= 1) return AITER_AOT_STATUS_OK;
+    AOT_INVALID_IF(a->input_ids, d, "topk_route: n_group = %d with hash routing (input_ids); hash routing takes no groups",
+                   a->n_group);
+    AOT_INVALID_IF(a->experts % a->n_group, d, "topk_route: n_group = %d does not divide experts = %d", a->n_group,
+                   a->experts);
+    AOT_INVALID_IF(a->topk_group < 1 || a->topk_group > a->n_group, d,
+                   "topk_route: topk_group = %d; need 1 <= topk_group <= n_group = %d", a->topk_group, a->n_group);
+    AOT_INVALID_IF(a->k > a->topk_group * (a->experts / a->n_group), d,
+                   "topk_route: k = %d > the %d experts of topk_group = %d kept groups", a->k,
+                   a->topk_group * (a->experts / a->n_group), a->topk_group);
+    return AITER_AOT_STATUS_OK;
 }
 
-static aiter_aot_status route_check(const aiter_aot_topk_route_args *a, aot_diag *dp)
+static aiter_aot_status route_check(const aiter_aot_topk_route_args *a, aot_diag *d)
 {
-    aot_diag d;
-    aiter_aot_status s = AITER_AOT_STATUS_OK;
-    size_t esize = a->gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 2, hsize = a->hash_ids_int64 ? 8 : 4;
-    if (!a->gating || !a->topk_weights || !a->topk_ids) s = BAD("topk_route: gating, topk_weights and topk_ids must not be NULL");
-    else if ((unsigned)a->gating_dtype > AITER_AOT_DTYPE_BF16) s = BAD("topk_route: gating_dtype %d is not F32, F16 or BF16", (int)a->gating_dtype);
-    else if ((unsigned)a->scoring > AITER_AOT_ROUTE_SQRT_SOFTPLUS) s = BAD("topk_route: scoring %d is not SOFTMAX, SIGMOID or SQRT_SOFTPLUS", (int)a->scoring);
-    else if (a->experts < 1 || a->experts > AOT_MOE_MAX_EXPERTS) s = BAD("topk_route: experts = %d; supported 1..%d", a->experts, AOT_MOE_MAX_EXPERTS);
-    else if (a->k < 1 || a->k > AOT_MOE_MAX_K || a->k > a->experts) s = BAD("topk_route: k = %d; need 1 <= k <= min(%d, experts = %d)", a->k, AOT_MOE_MAX_K, a->experts);
-    else if (a->tokens < 0 || (int64_t)a->tokens * a->k > INT32_MAX) s = BAD("topk_route: tokens = %d out of range", a->tokens);
-    else if (a->gating_row_stride < a->experts) s = BAD("topk_route: gating_row_stride %lld < experts %d", (long long)a->gating_row_stride, a->experts);
-    else if (a->gating_row_stride > INT64_MAX / (a->tokens ? a->tokens : 1)) s = BAD("topk_route: gating_row_stride too large");
-    else if (!isfinite(a->routed_scaling_factor)) s = BAD("topk_route: routed_scaling_factor is not finite");
-    else if (a->input_ids && !a->tid2eid) s = BAD("topk_route: input_ids without tid2eid");
-    else if (a->input_ids && (a->vocab < 1 || a->vocab > INT64_MAX / AOT_MOE_MAX_K)) s = BAD("topk_route: vocab = %lld; need >= 1 with input_ids", (long long)a->vocab);
-    else if (aot_misaligned(a->gating, esize) || aot_misaligned(a->topk_weights, 4) ||
-             aot_misaligned(a->topk_ids, a->topk_ids_int64 ? 8 : 4) || aot_misaligned(a->bias, 4) ||
-             aot_misaligned(a->input_ids, hsize) || aot_misaligned(a->tid2eid, hsize))
-        s = BAD("topk_route: a pointer is not aligned to its element size");
-    if (s != AITER_AOT_STATUS_OK) *dp = d;
-    else s = groups_check(a, dp);
-    return s;
+    const size_t esize = a->gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 2, hsize = a->hash_ids_int64 ? 8 : 4;
+    AOT_INVALID_IF(!a->gating || !a->topk_weights || !a->topk_ids, d,
+                   "topk_route: gating, topk_weights and topk_ids must not be NULL");
+    AOT_INVALID_IF((unsigned)a->gating_dtype > AITER_AOT_DTYPE_BF16, d, "topk_route: gating_dtype %d is not F32, F16 or BF16",
+                   (int)a->gating_dtype);
+    AOT_INVALID_IF((unsigned)a->scoring > AITER_AOT_ROUTE_SQRT_SOFTPLUS, d,
+                   "topk_route: scoring %d is not SOFTMAX, SIGMOID or SQRT_SOFTPLUS", (int)a->scoring);
+    AOT_INVALID_IF(a->experts < 1 || a->experts > AOT_MOE_MAX_EXPERTS, d, "topk_route: experts = %d; supported 1..%d",
+                   a->experts, AOT_MOE_MAX_EXPERTS);
+    AOT_INVALID_IF(a->k < 1 || a->k > AOT_MOE_MAX_K || a->k > a->experts, d,
+                   "topk_route: k = %d; need 1 <= k <= min(%d, experts = %d)", a->k, AOT_MOE_MAX_K, a->experts);
+    AOT_INVALID_IF(a->tokens < 0 || (int64_t)a->tokens * a->k > INT32_MAX, d, "topk_route: tokens = %d out of range",
+                   a->tokens);
+    AOT_INVALID_IF(a->gating_row_stride < a->experts, d, "topk_route: gating_row_stride %lld < experts %d",
+                   (long long)a->gating_row_stride, a->experts);
+    AOT_INVALID_IF(a->gating_row_stride > INT64_MAX / (a->tokens ? a->tokens : 1), d,
+                   "topk_route: gating_row_stride too large");
+    AOT_INVALID_IF(!isfinite(a->routed_scaling_factor), d, "topk_route: routed_scaling_factor is not finite");
+    AOT_INVALID_IF(a->input_ids && !a->tid2eid, d, "topk_route: input_ids without tid2eid");
+    AOT_INVALID_IF(a->input_ids && (a->vocab < 1 || a->vocab > INT64_MAX / AOT_MOE_MAX_K), d,
+                   "topk_route: vocab = %lld; need >= 1 with input_ids", (long long)a->vocab);
+    AOT_INVALID_IF(aot_misaligned(a->gating, esize) || aot_misaligned(a->topk_weights, 4) ||
+                       aot_misaligned(a->topk_ids, a->topk_ids_int64 ? 8 : 4) || aot_misaligned(a->bias, 4) ||
+                       aot_misaligned(a->input_ids, hsize) || aot_misaligned(a->tid2eid, hsize),
+                   d, "topk_route: a pointer is not aligned to its element size");
+    return groups_check(a, d);
+}
+
+/* The router of moe_variants.h for vpt experts a lane. */
+static const char *route_variant(unsigned vpt)
+{
+#define ROUTE_ROW(name, kargs, v) {AOT_K_##name, v},
+    static const struct { aot_kernel_id id; unsigned vpt; } variants[] = {AOT_ROUTE_VARIANTS(ROUTE_ROW)};
+#undef ROUTE_ROW
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+        if (variants[i].vpt == vpt) return aot_kernel_name(variants[i].id);
+    return "topk_route (no such variant)"; /* not reached: experts <= 1024 and wave >= 32; aot_op_find names it */
 }
 
 aiter_aot_status aiter_aot_topk_route(const aiter_aot_topk_route_args *args, void *stream)
@@ -62,12 +78,11 @@ aiter_aot_status aiter_aot_topk_route(const aiter_aot_topk_route_args *args, voi
     if (s == AITER_AOT_STATUS_OK) s = route_check(&a, &d);
     if (s != AITER_AOT_STATUS_OK || a.tokens == 0) return aot_api_return(s, &d);
     aot_op_kernel probe; /* the device's wave size, from any variant */
-    s = aot_op_find("topk_route_v1", sizeof(aot_route_kargs), &probe, &d);
+    s = aot_op_find(aot_kernel_name(AOT_K_topk_route_v1), sizeof(aot_route_kargs), &probe, &d);
     if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, &d);
     unsigned wave = probe.wave, vpt = 1;
     while (vpt * wave < (unsigned)a.experts) vpt *= 2;
-    char name[32];
-    snprintf(name, sizeof name, "topk_route_v%u", vpt);
+    const char *name = route_variant(vpt);
     const int grouped = a.n_group > 1 && !a.input_ids;
     /* groups on whole lanes: each lane's run of vpt experts in one group, and a power of two
      * lanes a group (the kernel's butterfly) */
@@ -98,33 +113,37 @@ size_t aiter_aot_moe_align_max_padded(int32_t tokens, int32_t k, int32_t experts
     return (size_t)((int64_t)tokens * k + (int64_t)experts * (block_size - 1));
 }
 
-static aiter_aot_status align_check(const aiter_aot_moe_align_block_size_args *a, aot_diag *dp)
+static aiter_aot_status align_check(const aiter_aot_moe_align_block_size_args *a, aot_diag *d)
 {
-    aot_diag d;
-    aiter_aot_status s = AITER_AOT_STATUS_OK;
-    if (!a->topk_ids || !a->sorted_token_ids || !a->expert_ids || !a->num_tokens_post_pad || !a->workspace)
-        s = BAD("moe_align_block_size: topk_ids, the three outputs and workspace must not be NULL");
-    else if (a->tokens < 1 || a->tokens >= (1 << 24)) s = BAD("moe_align_block_size: tokens = %d; supported 1..2^24-1", a->tokens);
-    else if (a->experts < 1 || a->experts > AOT_MOE_MAX_EXPERTS) s = BAD("moe_align_block_size: experts = %d; supported 1..%d", a->experts, AOT_MOE_MAX_EXPERTS);
-    else if (a->k < 1 || a->k > AOT_MOE_MAX_K || a->k > a->experts) s = BAD("moe_align_block_size: k = %d; need 1 <= k <= min(%d, experts = %d)", a->k, AOT_MOE_MAX_K, a->experts);
-    else if (a->block_size < 1 || a->block_size > 256) s = BAD("moe_align_block_size: block_size = %d; supported 1..256", a->block_size);
-    else if (a->workspace_size < aiter_aot_moe_align_workspace_size(a->tokens, a->k, a->experts))
-        s = BAD("moe_align_block_size: workspace_size %zu < %zu (aiter_aot_moe_align_workspace_size)", a->workspace_size,
-                aiter_aot_moe_align_workspace_size(a->tokens, a->k, a->experts));
-    else if (aot_misaligned(a->topk_ids, 4) || aot_misaligned(a->sorted_token_ids, 4) || aot_misaligned(a->expert_ids, 4) ||
-             aot_misaligned(a->num_tokens_post_pad, 4) || aot_misaligned(a->workspace, 4) || aot_misaligned(a->expert_map, 4))
-        s = BAD("moe_align_block_size: a pointer is not 4-byte aligned");
-    if (s != AITER_AOT_STATUS_OK) *dp = d;
-    return s;
+    AOT_INVALID_IF(!a->topk_ids || !a->sorted_token_ids || !a->expert_ids || !a->num_tokens_post_pad || !a->workspace, d,
+                   "moe_align_block_size: topk_ids, the three outputs and workspace must not be NULL");
+    AOT_INVALID_IF(a->tokens < 1 || a->tokens >= (1 << 24), d, "moe_align_block_size: tokens = %d; supported 1..2^24-1",
+                   a->tokens);
+    AOT_INVALID_IF(a->experts < 1 || a->experts > AOT_MOE_MAX_EXPERTS, d,
+                   "moe_align_block_size: experts = %d; supported 1..%d", a->experts, AOT_MOE_MAX_EXPERTS);
+    AOT_INVALID_IF(a->k < 1 || a->k > AOT_MOE_MAX_K || a->k > a->experts, d,
+                   "moe_align_block_size: k = %d; need 1 <= k <= min(%d, experts = %d)", a->k, AOT_MOE_MAX_K, a->experts);
+    AOT_INVALID_IF(a->block_size < 1 || a->block_size > 256, d, "moe_align_block_size: block_size = %d; supported 1..256",
+                   a->block_size);
+    const size_t need = aiter_aot_moe_align_workspace_size(a->tokens, a->k, a->experts);
+    AOT_INVALID_IF(a->workspace_size < need, d,
+                   "moe_align_block_size: workspace_size %zu < %zu (aiter_aot_moe_align_workspace_size)", a->workspace_size,
+                   need);
+    AOT_INVALID_IF(aot_misaligned(a->topk_ids, 4) || aot_misaligned(a->sorted_token_ids, 4) ||
+                       aot_misaligned(a->expert_ids, 4) || aot_misaligned(a->num_tokens_post_pad, 4) ||
+                       aot_misaligned(a->workspace, 4) || aot_misaligned(a->expert_map, 4),
+                   d, "moe_align_block_size: a pointer is not 4-byte aligned");
+    return AITER_AOT_STATUS_OK;
 }
 
 /* moe_sorting's counting and layout kernels, then the scatter, each launched early. */
 static aiter_aot_status align_launches(aot_moe_align_kargs *k, void *stream, aot_diag *d)
 {
-    AOT_FORWARD(aot_op_launch("moe_sort_count", &k->sort, sizeof k->sort, (unsigned)k->sort.chunks, AOT_MOE_BLOCK, 0, stream, d));
-    AOT_FORWARD(aot_op_launch("moe_sort_chunk_scan", &k->sort, sizeof k->sort, (unsigned)k->sort.experts, AOT_MOE_BLOCK,
-                              AOT_LAUNCH_FOLLOWS, stream, d));
-    return aot_op_launch("moe_align_scatter", k, sizeof *k, (unsigned)k->scatter_blocks, AOT_MOE_BLOCK,
+    AOT_FORWARD(aot_op_launch(aot_kernel_name(AOT_K_moe_sort_count), &k->sort, sizeof k->sort, (unsigned)k->sort.chunks,
+                              AOT_MOE_BLOCK, 0, stream, d));
+    AOT_FORWARD(aot_op_launch(aot_kernel_name(AOT_K_moe_sort_chunk_scan), &k->sort, sizeof k->sort,
+                              (unsigned)k->sort.experts, AOT_MOE_BLOCK, AOT_LAUNCH_FOLLOWS, stream, d));
+    return aot_op_launch(aot_kernel_name(AOT_K_moe_align_scatter), k, sizeof *k, (unsigned)k->scatter_blocks, AOT_MOE_BLOCK,
                          AOT_LAUNCH_FOLLOWS, stream, d);
 }
 
