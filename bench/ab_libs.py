@@ -4,13 +4,15 @@ same card (timings from different calls or cards are not comparable: docs/perfor
   python3 bench/ab_libs.py topk NAME=LIB [NAME=LIB ...]   topk_softmax, stream µs per call
   python3 bench/ab_libs.py mhc  NAME=LIB [NAME=LIB ...]   mhc pre_full, graph replay / stream µs
   python3 bench/ab_libs.py sort NAME=LIB [NAME=LIB ...]   moe_sorting, graph replay / stream µs
+  python3 bench/ab_libs.py route NAME=LIB [NAME=LIB ...]  topk_route, stream µs per call
 
 Each line of output is one shape and one repetition; the libraries run in turn, in reverse order
 on odd repetitions, each after a check of its outputs against PyTorch's (WRONG marks a failure).
 topk cases: AB_CASES="[(torch.bfloat16, True, 256, [16384, 262144]), ...]" (dtype, renormalize,
 experts, token counts); the default is bf16, renormalized, 256 experts, 4096..262144 tokens.
 mhc shapes: AB_SHAPES="[(4096, 4096), ...]" (tokens, hidden). sort: 256 experts, k = 8, block 32,
-AB_TOKENS="[16, 16384]" (the default 16..65536)."""
+AB_TOKENS="[16, 16384]" (the default 16..65536). route: bench_moe.py's routers (bf16 logits) at
+AB_TOKENS (the default 1, 64, 16384, 65536), with a one-element kernel's stream time for scale."""
 import os
 import sys
 
@@ -86,4 +88,24 @@ def sort():
             print(line, flush=True)
 
 
-{"topk": topk, "mhc": mhc, "sort": sort}[what]()
+def route():
+    for lib in libs.values():
+        lib.aiter_aot_topk_route.argtypes = [A.C.POINTER(M.RouteArgs), A.P]
+    tiny = torch.zeros(1, device=M.dev)
+    print("one-element kernel, stream:", f"{bench_stream(lambda _: tiny.zero_(), [0], 40):.2f}", flush=True)
+    for r in M.ROUTERS:
+        for tokens in eval(os.environ.get("AB_TOKENS", "[1, 64, 16384, 65536]")):
+            sets = M.route_sets(r, tokens, 4 if tokens >= 65536 else 8)
+            for rep in range(3):
+                line = f"{r[0]} tokens {tokens} rep {rep}:"
+                for name, lib in in_turn(rep):
+                    M.lib = lib
+                    sets[0][4].fill_(-7.0), sets[0][5].fill_(-7)
+                    M.ours_route(sets[0])
+                    torch.cuda.synchronize()
+                    ok = M.route_agrees(r, sets[0])
+                    line += f" {name} {bench_stream(M.ours_route, sets, M.stream_calls(tokens)):.2f}{'' if ok else ' WRONG'}"
+                print(line, flush=True)
+
+
+{"topk": topk, "mhc": mhc, "sort": sort, "route": route}[what]()

@@ -69,8 +69,8 @@ typedef struct {
     int32_t n_group, topk_group, renormalize, dtype;
     int32_t ids_int64, hash_int64;
     float scale;             /* routed_scaling_factor */
-    int32_t lane_groups;     /* set by the runtime: grouped, each lane's run of VPT experts inside
-                              * one group, a power-of-two number of lanes a group */
+    int32_t vec;             /* set by the runtime: the lane-groups layout with rows 16-byte
+                              * aligned, for 16-byte loads of each lane's run */
 } aot_route_kargs;
 
 /* moe_align_block_size runs moe_sort_count and moe_sort_chunk_scan on `sort` (no mask, no

@@ -49,15 +49,40 @@
     X(moe_sort_chunk_scan, aot_moe_sort_kargs)                                                  \
     X(moe_sort_scatter, aot_moe_sort_kargs)
 
-/* X(name, kargs, vpt): the routers, vpt experts a lane (topk_route.hip); the runtime takes the
- * smallest vpt with vpt * wave >= experts. */
+/* X(name, kargs, vpt, layout): the routers (topk_route.hip), vpt experts a lane; the runtime
+ * takes the smallest vpt with vpt * wave >= experts. Layouts, each its own kernel so that one
+ * path's registers do not limit another's occupancy:
+ *   AOT_ROUTE_STRIDED      lane l holds experts l, l + wave, ...: ungrouped rows;
+ *   AOT_ROUTE_GENERAL      the same layout for groups that do not fall on whole lanes and for
+ *                          hash routing with softmax;
+ *   AOT_ROUTE_LANE_GROUPS  lane l holds experts l vpt .. l vpt + vpt - 1, each group on whole
+ *                          lanes (DeepSeek-V3's 32-expert groups);
+ *   AOT_ROUTE_HASH         hash routing with sigmoid or sqrt-softplus: a power-of-two group of
+ *                          lanes a row, a lane a slot (vpt unused). */
+#define AOT_ROUTE_STRIDED 0
+#define AOT_ROUTE_LANE_GROUPS 1
+#define AOT_ROUTE_HASH 2
+#define AOT_ROUTE_GENERAL 3
 #define AOT_ROUTE_VARIANTS(X)                                                                   \
-    X(topk_route_v1, aot_route_kargs, 1)                                                        \
-    X(topk_route_v2, aot_route_kargs, 2)                                                        \
-    X(topk_route_v4, aot_route_kargs, 4)                                                        \
-    X(topk_route_v8, aot_route_kargs, 8)                                                        \
-    X(topk_route_v16, aot_route_kargs, 16)                                                      \
-    X(topk_route_v32, aot_route_kargs, 32)
+    X(topk_route_v1, aot_route_kargs, 1, AOT_ROUTE_STRIDED)                                     \
+    X(topk_route_v2, aot_route_kargs, 2, AOT_ROUTE_STRIDED)                                     \
+    X(topk_route_v4, aot_route_kargs, 4, AOT_ROUTE_STRIDED)                                     \
+    X(topk_route_v8, aot_route_kargs, 8, AOT_ROUTE_STRIDED)                                     \
+    X(topk_route_v16, aot_route_kargs, 16, AOT_ROUTE_STRIDED)                                   \
+    X(topk_route_v32, aot_route_kargs, 32, AOT_ROUTE_STRIDED)                                   \
+    X(topk_route_groups_v1, aot_route_kargs, 1, AOT_ROUTE_LANE_GROUPS)                          \
+    X(topk_route_groups_v2, aot_route_kargs, 2, AOT_ROUTE_LANE_GROUPS)                          \
+    X(topk_route_groups_v4, aot_route_kargs, 4, AOT_ROUTE_LANE_GROUPS)                          \
+    X(topk_route_groups_v8, aot_route_kargs, 8, AOT_ROUTE_LANE_GROUPS)                          \
+    X(topk_route_groups_v16, aot_route_kargs, 16, AOT_ROUTE_LANE_GROUPS)                        \
+    X(topk_route_groups_v32, aot_route_kargs, 32, AOT_ROUTE_LANE_GROUPS)                        \
+    X(topk_route_general_v1, aot_route_kargs, 1, AOT_ROUTE_GENERAL)                             \
+    X(topk_route_general_v2, aot_route_kargs, 2, AOT_ROUTE_GENERAL)                             \
+    X(topk_route_general_v4, aot_route_kargs, 4, AOT_ROUTE_GENERAL)                             \
+    X(topk_route_general_v8, aot_route_kargs, 8, AOT_ROUTE_GENERAL)                             \
+    X(topk_route_general_v16, aot_route_kargs, 16, AOT_ROUTE_GENERAL)                           \
+    X(topk_route_general_v32, aot_route_kargs, 32, AOT_ROUTE_GENERAL)                           \
+    X(topk_route_hash, aot_route_kargs, 1, AOT_ROUTE_HASH)
 
 /* X(name, kargs): moe_align_block_size's own kernel (moe_align.hip), launched after
  * moe_sorting's first two */

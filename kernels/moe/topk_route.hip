@@ -19,12 +19,16 @@
 #include "moe_kargs.h"
 #include "moe_variants.h" /* the kernels this file instantiates */
 
+/* Logit e of a row, of element type DT (AOT_GATING_*: a template argument, so a row's loads
+ * carry no type test), or of a.dtype where DT < 0; NaN reads as -inf. */
+template <int DT>
 AOT_DEV float route_logit(const aot_route_kargs &a, aot_i64 row, int e)
 {
     const aot_i64 at = row * a.row_stride + e;
     float x;
-    if (a.dtype == AOT_GATING_F32) x = ((const float *)a.gating)[at];
-    else if (a.dtype == AOT_GATING_BF16) x = aot_bf16_to_f32(((const aot_u16 *)a.gating)[at]);
+    const int dt = DT < 0 ? a.dtype : DT;
+    if (dt == AOT_GATING_F32) x = ((const float *)a.gating)[at];
+    else if (dt == AOT_GATING_BF16) x = aot_bf16_to_f32(((const aot_u16 *)a.gating)[at]);
     else x = aot_f16_to_f32(((const aot_u16 *)a.gating)[at]);
     return x != x ? -AOT_INF : x;
 }
@@ -48,7 +52,7 @@ AOT_DEV float sqrt_softplus(float x)
  * max is +-inf follow topk_softmax's rules: +inf experts share 1, an all -inf row is 0). */
 AOT_DEV float route_score(int scoring, float x, float mx, float inv)
 {
-    if (scoring == AOT_ROUTE_SIGMOID) return x == -AOT_INF ? 0.0f : 1.0f / (1.0f + aot_exp_fast(-x));
+    if (scoring == AOT_ROUTE_SIGMOID) return x == -AOT_INF ? 0.0f : aot_rcp_fast(1.0f + aot_exp_fast(-x));
     if (scoring == AOT_ROUTE_SQRT_SOFTPLUS) return x == -AOT_INF ? 0.0f : sqrt_softplus(x);
     if (mx == AOT_INF) return x == AOT_INF ? inv : 0.0f;
     if (mx == -AOT_INF) return 0.0f;
@@ -95,7 +99,7 @@ AOT_DEV aot_i64 hash_index(const void *p, int hash_int64, aot_i64 i)
 /* Hash routing: slot s's expert is tid2eid[input_ids[row], s]; an id outside the table, or an
  * entry outside [0, experts), gives that slot id -1 and weight 0. Softmax needs the row's
  * statistics; the others read only the k chosen logits. */
-template <int VPT>
+template <int VPT, int DT>
 AOT_DEV void hash_row(const aot_route_kargs &a, int row)
 {
     const int lane = aot_lane();
@@ -103,7 +107,7 @@ AOT_DEV void hash_row(const aot_route_kargs &a, int row)
     if (a.scoring == AOT_ROUTE_SOFTMAX) {
         float x[VPT];
 #pragma unroll
-        for (int j = 0; j < VPT; j++) x[j] = j * AOT_WAVE + lane < a.experts ? route_logit(a, row, j * AOT_WAVE + lane) : -AOT_INF;
+        for (int j = 0; j < VPT; j++) x[j] = j * AOT_WAVE + lane < a.experts ? route_logit<DT>(a, row, j * AOT_WAVE + lane) : -AOT_INF;
         softmax_stats<VPT>(x, mx, inv);
     }
     int e = -1;
@@ -112,8 +116,40 @@ AOT_DEV void hash_row(const aot_route_kargs &a, int row)
         const aot_i64 t = tok >= 0 && tok < a.vocab ? hash_index(a.tid2eid, a.hash_int64, tok * a.k + lane) : -1;
         e = t >= 0 && t < a.experts ? (int)t : -1;
     }
-    const float w = e >= 0 ? route_score(a.scoring, route_logit(a, row, e), mx, inv) : 0.0f;
+    const float w = e >= 0 ? route_score(a.scoring, route_logit<DT>(a, row, e), mx, inv) : 0.0f;
     write_slot(a, row, w, e);
+}
+
+/* Hash routing with sigmoid or sqrt-softplus (the AOT_ROUTE_HASH kernel): the scores need no
+ * row statistics, so a row takes P lanes, P the power of two at or above k (8 for k = 6: four
+ * rows a wave of 32), lane s of them slot s (hash_row's rules); the renormalization's sum is a
+ * butterfly over the P lanes. Rows past the last still run (their lanes write nothing), as the
+ * shuffles take the whole wave. */
+template <int DT>
+AOT_DEV void hash_lanes(const aot_route_kargs &a)
+{
+    int P = 1;
+    while (P < a.k) P <<= 1;
+    const int t = aot_thread_x(), s = t & (P - 1);
+    const int row = aot_block_x() * (AOT_TOPK_BLOCK / P) + t / P;
+    const bool on = row < a.tokens && s < a.k;
+    int e = -1;
+    if (on) {
+        const aot_i64 tok = hash_index(a.input_ids, a.hash_int64, row);
+        const aot_i64 id = tok >= 0 && tok < a.vocab ? hash_index(a.tid2eid, a.hash_int64, tok * a.k + s) : -1;
+        e = id >= 0 && id < a.experts ? (int)id : -1;
+    }
+    float w = e >= 0 ? route_score(a.scoring, route_logit<DT>(a, row, e), 0.0f, 0.0f) : 0.0f;
+    if (a.renormalize) {
+        float sum = w;
+        for (int m = 1; m < P; m <<= 1) sum += aot_shfl_xor_f32(sum, m);
+        w = w / aot_fmaxf(sum, 1e-20f);
+    }
+    if (!on) return;
+    const aot_i64 o = (aot_i64)row * a.k + s;
+    a.weights[o] = w * a.scale;
+    if (a.ids_int64) ((aot_i64 *)a.ids)[o] = e;
+    else ((int *)a.ids)[o] = e;
 }
 
 /* Expert of slot j of the lane: strided (j W + lane) or, with CONTIG, the lane's own run
@@ -200,66 +236,135 @@ AOT_DEV void keep_lane_groups(const aot_route_kargs &a, const float (&c)[VPT], a
     if (!group || !(kept >> g & 1u)) taken = ~0u;
 }
 
-template <int VPT, bool CONTIG>
+/* The lane's logits, slot j holding expert_of(j) (-inf past the row). With a.vec (set by the
+ * runtime for the contiguous layout: every lane's run wholly in or out of the row, the rows
+ * 16-byte aligned) a run is read in 16-byte loads. */
+template <int VPT, bool CONTIG, int DT>
+AOT_DEV void load_row(const aot_route_kargs &a, int row, float (&x)[VPT])
+{
+    const int lane = aot_lane();
+    constexpr int PER16 = DT == AOT_GATING_F32 ? 4 : 8; /* logits in 16 bytes */
+    if (CONTIG && VPT % PER16 == 0 && a.vec) {
+        const aot_i64 at = (aot_i64)row * a.row_stride + lane * VPT;
+        const aot_u32 *g = DT == AOT_GATING_F32 ? (const aot_u32 *)a.gating + at
+                                                : (const aot_u32 *)((const aot_u16 *)a.gating + at);
+        const bool in = lane * VPT < a.experts;
+#pragma unroll
+        for (int c = 0; c < VPT / PER16; c++) {
+            const aot_u32x4 q = aot_load_u32x4(g + (in ? 4 * c : 0) - (in ? 0 : at)); /* row 0: a valid address */
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const aot_u32 w = q.v[i];
+                if (DT == AOT_GATING_F32) x[4 * c + i] = aot_f32_from_bits(w);
+                else if (DT == AOT_GATING_BF16) x[8 * c + 2 * i] = aot_f32_from_bits(w << 16), x[8 * c + 2 * i + 1] = aot_f32_from_bits(w & 0xffff0000u);
+                else x[8 * c + 2 * i] = aot_f16_to_f32((aot_u16)w), x[8 * c + 2 * i + 1] = aot_f16_to_f32((aot_u16)(w >> 16));
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < VPT; j++) x[j] = !in || x[j] != x[j] ? -AOT_INF : x[j];
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < VPT; j++) {
+        const int e = expert_of<VPT, CONTIG>(j, lane);
+        x[j] = e < a.experts ? route_logit<DT>(a, row, e) : -AOT_INF;
+    }
+}
+
+/* The lane's two best candidates among the slots not in `taken`: keys bk >= sk (0: none) and
+ * their slots; ties keep the lower slot first, which holds the lower expert. */
+template <int VPT>
+AOT_DEV void lane_top2(const aot_u32 (&key)[VPT], aot_u32 taken, aot_u32 &bk, int &bj, aot_u32 &sk, int &sj)
+{
+    bk = 0, bj = 0, sk = 0, sj = 0;
+#pragma unroll
+    for (int j = 0; j < VPT; j++) {
+        const aot_u32 kj = taken >> j & 1u ? 0u : key[j];
+        if (kj > bk) sk = bk, sj = bj, bk = kj, bj = j;
+        else if (kj > sk) sk = kj, sj = j;
+    }
+}
+
+template <int VPT, bool CONTIG, int DT, bool GROUPS = true>
 AOT_DEV void route_row(const aot_route_kargs &a, int row)
 {
     const int lane = aot_lane(), E = a.experts;
     float x[VPT];
-    aot_u32 taken = 0; /* bit j: the lane's expert j is not a candidate */
-#pragma unroll
-    for (int j = 0; j < VPT; j++) {
-        const int e = expert_of<VPT, CONTIG>(j, lane);
-        x[j] = e < E ? route_logit(a, row, e) : -AOT_INF;
-        if (e >= E) taken |= 1u << j;
-    }
+    load_row<VPT, CONTIG, DT>(a, row, x);
     float mx = 0.0f, inv = 0.0f;
     if (a.scoring == AOT_ROUTE_SOFTMAX) softmax_stats<VPT>(x, mx, inv);
+    aot_u32 taken = 0; /* bit j: the lane's expert j is not a candidate */
 #pragma unroll
     for (int j = 0; j < VPT; j++) { /* x becomes the selection score */
         const int e = expert_of<VPT, CONTIG>(j, lane);
+        if (e >= E) taken |= 1u << j;
+        if (!CONTIG && j * AOT_WAVE >= E) continue; /* a slot past the row on every lane (384 experts
+                                                      * at wave 32 fill 12 of 16): skip its score */
         x[j] = route_score(a.scoring, x[j], mx, inv) + (a.bias && e < E ? a.bias[e] : 0.0f);
     }
     if (CONTIG) keep_lane_groups<VPT>(a, x, taken);
-    else if (a.n_group > 1) keep_groups<VPT>(a, x, taken);
-    int my_e = 0;
+    else if (GROUPS && a.n_group > 1) keep_groups<VPT>(a, x, taken);
+    aot_u32 key[VPT]; /* the candidates' order keys (0: none) */
+#pragma unroll
+    for (int j = 0; j < VPT; j++) key[j] = taken >> j & 1u ? 0u : aot_order_key(x[j]);
+    /* k rounds of a wave argmax over the lanes' best. A lane keeps its two best: a win promotes
+     * the second, and only when a lane has won twice since its last look do the lanes scan
+     * their slots again (a scan every round cost each round a pass over every slot) */
+    aot_u32 bk, sk;
+    int bj, sj, my_e = -1;
+    lane_top2<VPT>(key, taken, bk, bj, sk, sj);
     for (int r = 0; r < a.k; r++) {
-        aot_u32 key = 0;
-        int e = 0x7fffffff;
-#pragma unroll
-        for (int j = 0; j < VPT; j++) {
-            const aot_u32 kj = aot_order_key(x[j]);
-            if (!(taken >> j & 1u) && kj > key) key = kj, e = expert_of<VPT, CONTIG>(j, lane); /* ascending e: ties keep the lower */
-        }
+        const int e = bk ? expert_of<VPT, CONTIG>(bj, lane) : 0x7fffffff;
         int be;
-        wave_argmax(key, e, be);
-#pragma unroll
-        for (int j = 0; j < VPT; j++)
-            if (expert_of<VPT, CONTIG>(j, lane) == be) taken |= 1u << j;
-        if (lane == r) my_e = be;
+        const aot_u32 best = wave_argmax(bk, e, be);
+        const bool won = bk && bk == best && e == be;
+        if (won) taken |= 1u << bj, bk = sk, bj = sj, sk = 0;
+        if (aot_wave_any(won && bk == 0 && r + 1 < a.k)) lane_top2<VPT>(key, taken, bk, bj, sk, sj);
+        if (lane == r) my_e = be < E ? be : -1; /* no candidate left (keys of 0 from NaN bias) */
     }
     /* the unbiased score of the lane's expert, computed again from its logit (a cache hit) as
      * it was for the selection: keeping every score in registers as well doubled the largest
      * variant's registers */
-    const float w = lane < a.k ? route_score(a.scoring, route_logit(a, row, my_e), mx, inv) : 0.0f;
+    const float w = lane < a.k && my_e >= 0 ? route_score(a.scoring, route_logit<DT>(a, row, my_e), mx, inv) : 0.0f;
     write_slot(a, row, w, my_e);
 }
 
-template <int VPT>
+/* A wave's row by layout (moe_variants.h). The logits' type is a template argument where that
+ * keeps the registers of the kernel (the lane-groups kernel holds 32 at 8 experts a lane with
+ * three typed copies); the other layouts read it from a.dtype, as three copies of their rows
+ * took up to twice the registers (80 at 16 a lane, occupancy 37.5 %). */
+template <int VPT, int LAYOUT, int DT>
+AOT_DEV void route_typed(const aot_route_kargs &a, int row)
+{
+    if (LAYOUT == AOT_ROUTE_LANE_GROUPS) route_row<VPT, true, DT>(a, row);
+    else if (LAYOUT == AOT_ROUTE_STRIDED) route_row<VPT, false, -1, false>(a, row);
+    else if (a.input_ids) hash_row<VPT, -1>(a, row);
+    else route_row<VPT, false, -1>(a, row);
+}
+
+template <int VPT, int LAYOUT>
 AOT_DEV void route_kernel_body(const aot_route_kargs &a)
 {
+    if (LAYOUT == AOT_ROUTE_HASH) {
+        if (a.dtype == AOT_GATING_F32) hash_lanes<AOT_GATING_F32>(a);
+        else if (a.dtype == AOT_GATING_BF16) hash_lanes<AOT_GATING_BF16>(a);
+        else hash_lanes<AOT_GATING_F16>(a);
+        return;
+    }
     const int wave = (int)((unsigned)aot_thread_x() / AOT_WAVE);
     const int row = aot_block_x() * (AOT_TOPK_BLOCK / AOT_WAVE) + wave;
     if (row >= a.tokens) return; /* whole waves leave together */
-    if (a.input_ids) hash_row<VPT>(a, row);
-    else if (a.lane_groups) route_row<VPT, true>(a, row);
-    else route_row<VPT, false>(a, row);
+    if (LAYOUT != AOT_ROUTE_LANE_GROUPS) route_typed<VPT, LAYOUT, -1>(a, row);
+    else if (a.dtype == AOT_GATING_F32) route_typed<VPT, LAYOUT, AOT_GATING_F32>(a, row);
+    else if (a.dtype == AOT_GATING_BF16) route_typed<VPT, LAYOUT, AOT_GATING_BF16>(a, row);
+    else route_typed<VPT, LAYOUT, AOT_GATING_F16>(a, row);
 }
 
-/* One variant per experts-per-lane count, from the family's list (moe_variants.h). */
-#define ROUTE_KERNEL(name, kargs, vpt)                                                        \
+/* One kernel per (experts a lane, layout), from the family's list (moe_variants.h). */
+#define ROUTE_KERNEL(name, kargs, vpt, layout)                                                \
     AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_TOPK_BLOCK) void name(kargs a)                           \
     {                                                                                         \
-        route_kernel_body<vpt>(a);                                                            \
+        route_kernel_body<vpt, layout>(a);                                                    \
     }                                                                                         \
     AOT_EMU_ENTRY(name, kargs)
 AOT_ROUTE_VARIANTS(ROUTE_KERNEL)

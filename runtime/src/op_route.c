@@ -59,15 +59,36 @@ static aiter_aot_status route_check(const aiter_aot_topk_route_args *a, aot_diag
     return groups_check(a, d);
 }
 
-/* The router of moe_variants.h for vpt experts a lane. */
-static const char *route_variant(unsigned vpt)
+/* The router of moe_variants.h for vpt experts a lane and a layout. */
+static const char *route_variant(unsigned vpt, int layout)
 {
-#define ROUTE_ROW(name, kargs, v) {AOT_K_##name, v},
-    static const struct { aot_kernel_id id; unsigned vpt; } variants[] = {AOT_ROUTE_VARIANTS(ROUTE_ROW)};
+#define ROUTE_ROW(name, kargs, v, lay) {AOT_K_##name, v, lay},
+    static const struct { aot_kernel_id id; unsigned vpt; int layout; } variants[] = {AOT_ROUTE_VARIANTS(ROUTE_ROW)};
 #undef ROUTE_ROW
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
-        if (variants[i].vpt == vpt) return aot_kernel_name(variants[i].id);
+        if (variants[i].layout == layout && (variants[i].vpt == vpt || layout == AOT_ROUTE_HASH))
+            return aot_kernel_name(variants[i].id);
     return "topk_route (no such variant)"; /* not reached: experts <= 1024 and wave >= 32; aot_op_find names it */
+}
+
+/* The layout (moe_variants.h) for a row of a.experts at vpt a lane on a wave of `wave`. */
+static int route_layout(const aiter_aot_topk_route_args *a, unsigned vpt, unsigned wave)
+{
+    if (a->input_ids) return a->scoring == AITER_AOT_ROUTE_SOFTMAX ? AOT_ROUTE_GENERAL : AOT_ROUTE_HASH;
+    if (a->n_group <= 1) return AOT_ROUTE_STRIDED;
+    /* groups on whole lanes: each lane's run of vpt experts in one group, and a power of two
+     * lanes a group (the kernel's butterfly) */
+    const unsigned G = (unsigned)(a->experts / a->n_group), L = G / vpt;
+    return G % vpt == 0 && L <= wave && (L & (L - 1)) == 0 ? AOT_ROUTE_LANE_GROUPS : AOT_ROUTE_GENERAL;
+}
+
+/* Rows a block of AOT_TOPK_BLOCK threads takes: a wave a row, or for hash routing without
+ * softmax the power of two at or above k lanes a row. */
+static unsigned route_rows_per_block(int layout, int k, unsigned wave)
+{
+    unsigned p = 1;
+    while (layout == AOT_ROUTE_HASH && p < (unsigned)k) p <<= 1;
+    return AOT_TOPK_BLOCK / (layout == AOT_ROUTE_HASH ? p : wave);
 }
 
 aiter_aot_status aiter_aot_topk_route(const aiter_aot_topk_route_args *args, void *stream)
@@ -82,20 +103,21 @@ aiter_aot_status aiter_aot_topk_route(const aiter_aot_topk_route_args *args, voi
     if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, &d);
     unsigned wave = probe.wave, vpt = 1;
     while (vpt * wave < (unsigned)a.experts) vpt *= 2;
-    const char *name = route_variant(vpt);
-    const int grouped = a.n_group > 1 && !a.input_ids;
-    /* groups on whole lanes: each lane's run of vpt experts in one group, and a power of two
-     * lanes a group (the kernel's butterfly) */
-    const unsigned G = grouped ? (unsigned)(a.experts / a.n_group) : 0, L = G / vpt;
-    const int lane_groups = grouped && G % vpt == 0 && L <= wave && (L & (L - 1)) == 0;
-    aot_route_kargs k = {a.gating, a.input_ids ? NULL : a.bias, a.input_ids, a.tid2eid, a.topk_weights, a.topk_ids,
-                         a.gating_row_stride, a.vocab, a.tokens, a.experts, a.k, (int32_t)a.scoring,
-                         grouped ? a.n_group : 1, grouped ? a.topk_group : 1, a.renormalize != 0,
-                         (int32_t)a.gating_dtype, a.topk_ids_int64 != 0, a.hash_ids_int64 != 0,
-                         a.routed_scaling_factor == 0.0f ? 1.0f : a.routed_scaling_factor, lane_groups};
-    const unsigned rows_per_block = AOT_TOPK_BLOCK / wave;
+    const int layout = route_layout(&a, vpt, wave), grouped = a.n_group > 1 && !a.input_ids;
+    const size_t esize = a.gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 2;
+    const int vec = layout == AOT_ROUTE_LANE_GROUPS && vpt * esize % 16 == 0 && !aot_misaligned(a.gating, 16) &&
+                    a.gating_row_stride * esize % 16 == 0;
+    aot_route_kargs k = {.gating = a.gating, .bias = a.input_ids ? NULL : a.bias, .input_ids = a.input_ids,
+                         .tid2eid = a.tid2eid, .weights = a.topk_weights, .ids = a.topk_ids,
+                         .row_stride = a.gating_row_stride, .vocab = a.vocab, .tokens = a.tokens,
+                         .experts = a.experts, .k = a.k, .scoring = (int32_t)a.scoring,
+                         .n_group = grouped ? a.n_group : 1, .topk_group = grouped ? a.topk_group : 1,
+                         .renormalize = a.renormalize != 0, .dtype = (int32_t)a.gating_dtype,
+                         .ids_int64 = a.topk_ids_int64 != 0, .hash_int64 = a.hash_ids_int64 != 0,
+                         .scale = a.routed_scaling_factor == 0.0f ? 1.0f : a.routed_scaling_factor, .vec = vec};
+    const unsigned rows_per_block = route_rows_per_block(layout, a.k, wave);
     const unsigned grid = (unsigned)((a.tokens + rows_per_block - 1) / rows_per_block);
-    return aot_api_return(aot_op_launch(name, &k, sizeof k, grid, AOT_TOPK_BLOCK, 0, stream, &d), &d);
+    return aot_api_return(aot_op_launch(route_variant(vpt, layout), &k, sizeof k, grid, AOT_TOPK_BLOCK, 0, stream, &d), &d);
 }
 
 /* ---- moe_align_block_size ---- */
