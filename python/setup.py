@@ -37,7 +37,7 @@ setup(
     name="aiter_aot",
     version="0.1.0",
     description="Ahead-of-time compiled GPU kernels (MoE routing, mHC, FMHA varlen) for PyTorch users",
-    packages=["aiter_aot", "aiter_aot.aiter"],
+    packages=["aiter_aot", "aiter_aot.aiter", "aiter_aot.vllm"],
     ext_modules=[native],
     cmdclass={"build_ext": BuildExt},
     python_requires=">=3.9",

@@ -9,7 +9,7 @@ the drop-in modules `aiter_aot.aiter` and `aiter_aot.vllm`. See docs/python.md.
 """
 from . import _native
 from ._native import (ArgumentError, Error, device_target, gpu_library, init, kernels, last_error, mhc_splits,
-                      mhc_workspace_size, moe_sorting_sizes, preload, stats, targets)
+                      mhc_workspace_size, moe_align_sizes, moe_sorting_sizes, preload, stats, targets)
 
 __version__ = "0.1.0"
 
@@ -17,10 +17,15 @@ __version__ = "0.1.0"
 # (rms_eps, pre_eps, sinkhorn_eps, post_mult, sinkhorn_iters, norm_eps)
 MHC_PARAMS = (1e-6, 1e-6, 1e-6, 2.0, 20, 1e-6)
 
-__all__ = ["ArgumentError", "Error", "MHC_PARAMS", "device_target", "fmha_varlen_fwd", "gpu_library", "init",
-           "kernels", "last_error", "mhc_fused_post_pre", "mhc_head", "mhc_post", "mhc_pre", "mhc_pre_full",
-           "mhc_prenorm_gemm", "mhc_splits", "mhc_workspace_size", "moe_sorting", "moe_sorting_sizes", "preload",
-           "stats", "targets", "topk_softmax", "version"]
+# topk_route's scorings by name (the numbers of aiter_aot_route_scoring); the names are the
+# scoring_func / score_func strings of vLLM and AITER
+ROUTE_SCORING = {"softmax": 0, "sigmoid": 1, "sqrtsoftplus": 2}
+
+__all__ = ["ArgumentError", "Error", "MHC_PARAMS", "ROUTE_SCORING", "device_target", "fmha_varlen_fwd",
+           "gpu_library", "init", "kernels", "last_error", "mhc_fused_post_pre", "mhc_head", "mhc_post", "mhc_pre",
+           "mhc_pre_full", "mhc_prenorm_gemm", "mhc_splits", "mhc_workspace_size", "moe_align_block_size",
+           "moe_align_sizes", "moe_sorting", "moe_sorting_sizes", "preload", "stats", "targets", "topk_route",
+           "topk_softmax", "version"]
 
 
 def version():
@@ -43,6 +48,34 @@ def moe_sorting(topk_ids, topk_weights, expert_mask, sorted_token_ids, sorted_we
     """Sizes: moe_sorting_sizes(tokens, k, num_experts, block_size)."""
     _native.moe_sorting(topk_ids, topk_weights, expert_mask, sorted_token_ids, sorted_weights, sorted_expert_ids,
                         num_valid_ids, moe_buf, workspace, num_experts, block_size, stream)
+
+
+def _route_scoring(scoring, op="topk_route"):
+    """The number of a scoring name of ROUTE_SCORING; a number passes as it is (the library
+    checks it)."""
+    if isinstance(scoring, str):
+        if scoring not in ROUTE_SCORING:
+            raise ValueError(f"{op}: scoring {scoring!r}; the op takes 'softmax', 'sigmoid' or 'sqrtsoftplus'")
+        return ROUTE_SCORING[scoring]
+    return int(scoring)
+
+
+def topk_route(gating_output, bias, input_ids, tid2eid, topk_weights, topk_ids, scoring="softmax", n_group=0,
+               topk_group=0, renormalize=False, routed_scaling_factor=1.0, stream=0):
+    """gating_output [tokens, experts] fp32/fp16/bf16 (rows may be strided) -> topk_weights fp32
+    and topk_ids int32 or int64, each [tokens, k]. bias fp32 [experts] or None; input_ids
+    [tokens] and tid2eid [vocab, k] (int32 or int64 alike) for hash routing, or both None.
+    scoring: 'softmax', 'sigmoid' or 'sqrtsoftplus'. docs/routing.md has the definition."""
+    _native.topk_route(gating_output, bias, input_ids, tid2eid, topk_weights, topk_ids, _route_scoring(scoring),
+                       n_group, topk_group, renormalize, routed_scaling_factor, stream)
+
+
+def moe_align_block_size(topk_ids, expert_map, sorted_token_ids, expert_ids, num_tokens_post_pad, workspace,
+                         num_experts, block_size, stream=0):
+    """vLLM's block layout of topk_ids [tokens, k] int32. Sizes: moe_align_sizes(tokens, k,
+    num_experts, block_size); expert_map int32 [num_experts] or None."""
+    _native.moe_align_block_size(topk_ids, expert_map, sorted_token_ids, expert_ids, num_tokens_post_pad, workspace,
+                                 num_experts, block_size, stream)
 
 
 def mhc_prenorm_gemm(residual, fn, mix, sqrsum, broadcast=False, stream=0):

@@ -537,6 +537,107 @@ static PyObject *py_moe_sorting_sizes(PyObject *self, PyObject *a)
                          (Py_ssize_t)aiter_aot_moe_sorting_workspace_size(tokens, k, experts));
 }
 
+/* Hash routing's pair: input_ids [tokens] and tid2eid [vocab, k], both int32 or both int64. */
+static int route_hash(const call *c, const pt *in, const pt *tab, int64_t T, int64_t k)
+{
+    if (in->present && !tab->present)
+        return value_error(c, "tid2eid is None; hash routing (input_ids) needs it ([vocab, k])");
+    if (tab->present && !in->present)
+        return value_error(c, "tid2eid is given without input_ids; pass both, or neither");
+    if (!in->present) return 0;
+    if (spec(c, in, M(DT_I32) | M(DT_I64), 1, D(T), "[tokens]", DENSE_ALL, 0)) return -1;
+    return spec(c, tab, M(in->dtype), 2, D(-1, k), "[vocab, k], of input_ids' dtype", DENSE_ALL, 0);
+}
+
+static PyObject *py_topk_route(PyObject *self, PyObject *a)
+{
+    (void)self;
+    PyObject *o[6];
+    int scoring, n_group, topk_group, renorm;
+    float scale;
+    call c = {.op = "topk_route"};
+    if (!PyArg_ParseTuple(a, "OOOOOOiiipf|L", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &scoring, &n_group, &topk_group,
+                          &renorm, &scale, &c.stream))
+        return NULL;
+    TAKE(g, "gating_output", o[0], 0);
+    TAKE(bias, "bias", o[1], 1);
+    TAKE(in, "input_ids", o[2], 1);
+    TAKE(tab, "tid2eid", o[3], 1);
+    TAKE(w, "topk_weights", o[4], 0);
+    TAKE(ids, "topk_ids", o[5], 0);
+    CHECK(spec(&c, g, FLOATS, 2, D(-1, -1), "[tokens, experts]", DENSE_INNER, 0));
+    int64_t T = g->shape[0], E = g->shape[1];
+    CHECK(spec(&c, w, M(DT_F32), 2, D(T, -1), "[tokens, k]", DENSE_ALL, 0));
+    int64_t k = w->shape[1];
+    CHECK(spec(&c, ids, M(DT_I32) | M(DT_I64), 2, D(T, k), "[tokens, k]", DENSE_ALL, 0));
+    CHECK(spec(&c, bias, M(DT_F32), 1, D(E), "[experts]", DENSE_ALL, 0));
+    CHECK(route_hash(&c, in, tab, T, k));
+    CHECK(need_devices(&c, 4, c.n));
+    aiter_aot_topk_route_args args = {
+        .size = sizeof args, .gating = g->data, .gating_dtype = (aiter_aot_dtype)g->dtype,
+        .gating_row_stride = T > 1 ? g->strides[0] : E, .scoring = (aiter_aot_route_scoring)scoring,
+        .bias = (float *)bias->data, .n_group = n_group, .topk_group = topk_group, .renormalize = renorm,
+        .routed_scaling_factor = scale, .input_ids = in->data, .tid2eid = tab->data,
+        .vocab = tab->present ? tab->shape[0] : 0, .hash_ids_int64 = in->present && in->dtype == DT_I64,
+        .topk_weights = (float *)w->data, .topk_ids = ids->data, .topk_ids_int64 = ids->dtype == DT_I64};
+    CHECK(as_i32(&c, "tokens", T, &args.tokens) || as_i32(&c, "experts", E, &args.experts) ||
+          as_i32(&c, "k", k, &args.k));
+    aiter_aot_status s;
+    LAUNCH(s, aiter_aot_topk_route, args);
+    return done_status(&c, s);
+}
+
+/* max_num_tokens_padded of moe_align_block_size, 0 where the library will refuse the shape
+ * (then the outputs' sizes are not checked here and the library's message names the cause). */
+static int64_t align_padded(int64_t T, int64_t k, int experts, int block)
+{
+    if (T < 1 || T > INT32_MAX || k > INT32_MAX) return 0;
+    return (int64_t)aiter_aot_moe_align_max_padded((int32_t)T, (int32_t)k, experts, block);
+}
+
+static PyObject *py_moe_align_block_size(PyObject *self, PyObject *a)
+{
+    (void)self;
+    PyObject *o[6];
+    int experts, block;
+    call c = {.op = "moe_align_block_size"};
+    if (!PyArg_ParseTuple(a, "OOOOOOii|L", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &experts, &block, &c.stream))
+        return NULL;
+    TAKE(ids, "topk_ids", o[0], 0);
+    TAKE(map, "expert_map", o[1], 1);
+    TAKE(sid, "sorted_token_ids", o[2], 0);
+    TAKE(eid, "expert_ids", o[3], 0);
+    TAKE(post, "num_tokens_post_pad", o[4], 0);
+    TAKE(ws, "workspace", o[5], 0);
+    CHECK(spec(&c, ids, M(DT_I32), 2, D(-1, -1), "[tokens, k]", DENSE_ALL, 0));
+    int64_t T = ids->shape[0], k = ids->shape[1], P = align_padded(T, k, experts, block);
+    CHECK(spec(&c, map, M(DT_I32), 1, D(experts), "[num_experts]", DENSE_ALL, 0));
+    CHECK(spec(&c, sid, M(DT_I32), 1, D(P ? P : -1), "[max_num_tokens_padded]", DENSE_ALL, 0));
+    CHECK(spec(&c, eid, M(DT_I32), 1, D(P ? (P + block - 1) / block : -1), "[max_num_m_blocks]", DENSE_ALL, 0));
+    CHECK(spec(&c, post, M(DT_I32), 1, D(1), "[1]", DENSE_ALL, 0));
+    CHECK(need_dense(&c, ws, DENSE_ALL) || need_align(&c, ws, 16));
+    CHECK(need_devices(&c, 2, c.n));
+    aiter_aot_moe_align_block_size_args args = {
+        .size = sizeof args, .topk_ids = (int32_t *)ids->data, .experts = experts, .block_size = block,
+        .expert_map = (int32_t *)map->data, .sorted_token_ids = (int32_t *)sid->data,
+        .expert_ids = (int32_t *)eid->data, .num_tokens_post_pad = (int32_t *)post->data, .workspace = ws->data,
+        .workspace_size = ws->dtype < DT_COUNT ? (size_t)(numel(ws) * dt_bytes[ws->dtype]) : 0};
+    CHECK(as_i32(&c, "tokens", T, &args.tokens) || as_i32(&c, "k", k, &args.k));
+    aiter_aot_status s;
+    LAUNCH(s, aiter_aot_moe_align_block_size, args);
+    return done_status(&c, s);
+}
+
+static PyObject *py_moe_align_sizes(PyObject *self, PyObject *a)
+{
+    (void)self;
+    int tokens, k, experts, block;
+    if (!PyArg_ParseTuple(a, "iiii", &tokens, &k, &experts, &block)) return NULL;
+    size_t p = aiter_aot_moe_align_max_padded(tokens, k, experts, block);
+    return Py_BuildValue("(nnn)", (Py_ssize_t)p, (Py_ssize_t)(block > 0 ? (p + (size_t)block - 1) / (size_t)block : 0),
+                         (Py_ssize_t)aiter_aot_moe_align_workspace_size(tokens, k, experts));
+}
+
 /* ---- mHC ---- */
 
 static int mhc_params(const call *c, PyObject *o, aiter_aot_mhc_params *p)
@@ -973,6 +1074,14 @@ static PyMethodDef methods[] = {
     {"moe_sorting_sizes", py_moe_sorting_sizes, METH_VARARGS,
      "moe_sorting_sizes(tokens, k, experts, block_size=0) -> (max_num_tokens_padded, max_num_m_blocks, "
      "workspace_bytes)"},
+    {"topk_route", py_topk_route, METH_VARARGS,
+     "topk_route(gating_output, bias|None, input_ids|None, tid2eid|None, topk_weights, topk_ids, scoring, n_group, "
+     "topk_group, renormalize, routed_scaling_factor, stream=0)"},
+    {"moe_align_block_size", py_moe_align_block_size, METH_VARARGS,
+     "moe_align_block_size(topk_ids, expert_map|None, sorted_token_ids, expert_ids, num_tokens_post_pad, workspace, "
+     "num_experts, block_size, stream=0)"},
+    {"moe_align_sizes", py_moe_align_sizes, METH_VARARGS,
+     "moe_align_sizes(tokens, k, experts, block_size) -> (max_num_tokens_padded, max_num_m_blocks, workspace_bytes)"},
     {"mhc_prenorm_gemm", py_mhc_prenorm_gemm, METH_VARARGS,
      "mhc_prenorm_gemm(residual, fn, mix, sqrsum, broadcast, stream=0)"},
     {"mhc_pre", py_mhc_pre, METH_VARARGS,

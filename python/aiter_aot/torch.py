@@ -15,7 +15,7 @@ from typing import List, Optional, Tuple
 
 import torch
 
-from . import MHC_PARAMS
+from . import MHC_PARAMS, _route_scoring
 from . import _native as N
 
 Tensor = torch.Tensor
@@ -184,6 +184,151 @@ def moe_sorting(topk_ids: Tensor, topk_weights: Tensor, num_experts: int, block_
     if out is None:
         out = _sort_new(topk_ids, num_experts, block_size)
     return _sort_out(topk_ids, topk_weights, num_experts, block_size, expert_mask, moe_buf, out, stream)
+
+
+# ---- topk_route -------------------------------------------------------------------------------
+
+def _route_out(gating, w, ids, scoring, renormalize, bias, n_group, topk_group, scale, input_ids, tid2eid, stream):
+    N.topk_route(_t(gating), _o(bias), _o(input_ids), _o(tid2eid), _t(w), _t(ids), scoring, n_group, topk_group,
+                 renormalize, scale, _s(stream, gating))
+
+
+def _route_new(gating, topk, ids_int64):
+    T = gating.shape[0]
+    return (torch.empty((T, topk), dtype=torch.float32, device=gating.device),
+            torch.empty((T, topk), dtype=torch.int64 if ids_int64 else torch.int32, device=gating.device))
+
+
+@torch.library.custom_op("aiter_aot::topk_route", mutates_args=())
+def _op_route(gating: Tensor, topk: int, scoring: int, renormalize: bool, bias: Optional[Tensor], n_group: int,
+              topk_group: int, routed_scaling_factor: float, input_ids: Optional[Tensor], tid2eid: Optional[Tensor],
+              ids_int64: bool, stream: Optional[int] = None) -> Tuple[Tensor, Tensor]:
+    w, ids = _route_new(gating, topk, ids_int64)
+    _route_out(gating, w, ids, scoring, renormalize, bias, n_group, topk_group, routed_scaling_factor, input_ids,
+               tid2eid, stream)
+    return w, ids
+
+
+@_op_route.register_fake
+def _(gating, topk, scoring, renormalize, bias, n_group, topk_group, routed_scaling_factor, input_ids, tid2eid,
+      ids_int64, stream=None):
+    return _route_new(gating, topk, ids_int64)
+
+
+@torch.library.custom_op("aiter_aot::topk_route_out", mutates_args=("topk_weights", "topk_ids"))
+def _op_route_out(gating: Tensor, topk_weights: Tensor, topk_ids: Tensor, scoring: int, renormalize: bool,
+                  bias: Optional[Tensor], n_group: int, topk_group: int, routed_scaling_factor: float,
+                  input_ids: Optional[Tensor], tid2eid: Optional[Tensor], stream: Optional[int] = None) -> None:
+    _route_out(gating, topk_weights, topk_ids, scoring, renormalize, bias, n_group, topk_group, routed_scaling_factor,
+               input_ids, tid2eid, stream)
+
+
+@_op_route_out.register_fake
+def _(gating, topk_weights, topk_ids, scoring, renormalize, bias, n_group, topk_group, routed_scaling_factor,
+      input_ids, tid2eid, stream=None):
+    return None
+
+
+def _bias32(bias):
+    """A correction bias as the op reads it: fp32 (one conversion kernel for another dtype)."""
+    return bias if bias is None or bias.dtype == torch.float32 else bias.float()
+
+
+def _route_fill(gating, w, ids, scoring, renormalize, bias=None, n_group=0, topk_group=0, scale=1.0, input_ids=None,
+                tid2eid=None, stream=None):
+    """topk_route into given outputs: the drop-ins' in-place form (a mutating op under compile)."""
+    scoring = _route_scoring(scoring)
+    if _compiling():
+        torch.ops.aiter_aot.topk_route_out(gating, w, ids, scoring, bool(renormalize), bias, int(n_group),
+                                           int(topk_group), float(scale), input_ids, tid2eid, stream)
+    else:
+        _route_out(gating, w, ids, scoring, bool(renormalize), bias, n_group, topk_group, scale, input_ids, tid2eid,
+                   stream)
+
+
+def topk_route(gating_output: Tensor, topk: int, scoring="softmax", renormalize: bool = False, *,
+               bias: Optional[Tensor] = None, n_group: int = 0, topk_group: int = 0,
+               routed_scaling_factor: float = 1.0, input_ids: Optional[Tensor] = None,
+               tid2eid: Optional[Tensor] = None, ids_dtype=torch.int32, out=None, stream=None):
+    """The routers of docs/routing.md over gating_output [tokens, experts] (fp32/fp16/bf16):
+    scoring 'softmax', 'sigmoid' or 'sqrtsoftplus'; bias fp32 [experts] (selection only);
+    n_group > 1 groups, the topk_group best kept; or hash routing, input_ids [tokens] and
+    tid2eid [vocab, topk], int32 or int64 alike. Returns (topk_weights fp32, topk_ids of
+    ids_dtype, int32 or int64), each [tokens, topk]; out=(topk_weights, topk_ids) writes those
+    instead and returns them."""
+    if out is not None:
+        _route_fill(gating_output, out[0], out[1], scoring, renormalize, bias, n_group, topk_group,
+                    routed_scaling_factor, input_ids, tid2eid, stream)
+        return out
+    if ids_dtype not in (torch.int32, torch.int64):
+        raise ValueError(f"topk_route: ids_dtype {ids_dtype}; the op writes torch.int32 or torch.int64")
+    wide, scoring = ids_dtype == torch.int64, _route_scoring(scoring)
+    if _compiling():
+        return torch.ops.aiter_aot.topk_route(gating_output, topk, scoring, bool(renormalize), bias, int(n_group),
+                                              int(topk_group), float(routed_scaling_factor), input_ids, tid2eid,
+                                              wide, stream)
+    w, ids = _route_new(gating_output, topk, wide)
+    _route_out(gating_output, w, ids, scoring, bool(renormalize), bias, n_group, topk_group, routed_scaling_factor,
+               input_ids, tid2eid, stream)
+    return w, ids
+
+
+# ---- moe_align_block_size -----------------------------------------------------------------------
+
+def _align_sizes(topk_ids, num_experts, block_size):
+    """(max_num_tokens_padded, max_num_m_blocks): the header's sizes, in Python so that the fake
+    works on symbolic shapes too. A block_size below 1 sizes as 1; the library refuses it."""
+    bs = max(block_size, 1)
+    P = topk_ids.shape[0] * topk_ids.shape[1] + num_experts * (bs - 1)
+    return P, (P + bs - 1) // bs
+
+
+def _align_new(topk_ids, num_experts, block_size):
+    P, B = _align_sizes(topk_ids, num_experts, block_size)
+    dev = topk_ids.device
+    return (torch.empty((P,), dtype=torch.int32, device=dev), torch.empty((B,), dtype=torch.int32, device=dev),
+            torch.empty((1,), dtype=torch.int32, device=dev))
+
+
+def _align_out(topk_ids, num_experts, block_size, expert_map, out, stream):
+    T, k = topk_ids.shape
+    # at least 16 bytes, so that a shape the library refuses gets its message, not a NULL workspace's
+    ws = torch.empty((max(N.moe_align_sizes(T, k, num_experts, block_size)[2], 16),), dtype=torch.uint8,
+                     device=topk_ids.device)
+    N.moe_align_block_size(_t(topk_ids), _o(expert_map), _t(out[0]), _t(out[1]), _t(out[2]), _t(ws), num_experts,
+                           block_size, _s(stream, topk_ids))
+    return out
+
+
+@torch.library.custom_op("aiter_aot::moe_align_block_size", mutates_args=())
+def _op_align(topk_ids: Tensor, num_experts: int, block_size: int, expert_map: Optional[Tensor] = None,
+              stream: Optional[int] = None) -> Tuple[Tensor, Tensor, Tensor]:
+    return tuple(_align_out(topk_ids, num_experts, block_size, expert_map,
+                            _align_new(topk_ids, num_experts, block_size), stream))
+
+
+@_op_align.register_fake
+def _(topk_ids, num_experts, block_size, expert_map=None, stream=None):
+    return _align_new(topk_ids, num_experts, block_size)
+
+
+def moe_align_block_size(topk_ids: Tensor, num_experts: int, block_size: int, expert_map: Optional[Tensor] = None, *,
+                         out=None, stream=None):
+    """vLLM's block layout of the (token, slot) pairs of topk_ids [tokens, k] int32 by expert:
+    returns (sorted_token_ids [max_num_tokens_padded], expert_ids [max_num_m_blocks],
+    num_tokens_post_pad [1]), int32; out= takes the same three. expert_map int32
+    [num_experts] maps the block ids (-1: not on this rank). The workspace is allocated per
+    call."""
+    if _compiling():
+        r = torch.ops.aiter_aot.moe_align_block_size(topk_ids, num_experts, block_size, expert_map, stream)
+        if out is None:
+            return tuple(r)
+        for o, x in zip(out, r):
+            o.copy_(x)
+        return out
+    if out is None:
+        out = _align_new(topk_ids, num_experts, block_size)
+    return tuple(_align_out(topk_ids, num_experts, block_size, expert_map, out, stream))
 
 
 # ---- mHC --------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The Python package on the GPU (tests/gpu/run-python.sh runs it with the wheel installed):
-every op of aiter_aot.torch and of both drop-in modules against fp64 references on fresh
-random inputs, outputs poisoned first; a CPU tensor; torch.compile(fullgraph=True); a CUDA graph
+every op of aiter_aot.torch and of the drop-in modules against fp64 references on fresh
+random inputs, outputs poisoned first (the routers: DeepSeek-V3, sqrt-softplus and hash
+routing, Llama-4, softmax-scored forms, vLLM's align layout with and without an expert map); a CPU tensor; torch.compile(fullgraph=True); a CUDA graph
 whose capture holds the package's first call (fresh process); preload() then capture; a side
 stream; and the AITER report's reproducer with a cu* stub loaded RTLD_GLOBAL first.
 
@@ -20,6 +21,7 @@ import aiter_aot.aiter as aiter
 import aiter_aot.aiter.fused_moe as fused_moe
 import aiter_aot.torch as T
 import aiter_aot.vllm as vllm
+import aiter_aot.vllm.fused_moe as vfm
 
 STUB = sys.argv[1] if len(sys.argv) > 1 else "build/tests/interpose/libcustub.so"
 dev = "cuda"
@@ -240,6 +242,291 @@ def moe_sorting_all_forms():
         assert len(r) == 5 and r[4].shape == (Tn, 128) and int(r[4].abs().sum()) == 0
         for n, a, b in zip(("ids", "weights", "experts", "num_valid"), r[:4], ref):
             assert torch.equal(a.cpu().to(b.dtype), b), f"fused_moe {n}"
+
+
+# ---- routers ----------------------------------------------------------------------------------
+
+def route_ref(g, k, scoring, bias=None, n_group=0, topk_group=0, renorm=False, scale=1.0, input_ids=None,
+              tid2eid=None):
+    """docs/routing.md's steps in fp64 on the CPU: (weights [T, k], ids [T, k], selection scores
+    c [T, E], scores s [T, E]). NaN logits read as -inf; exact ties go to the lower group and
+    the lower expert (stable descending sorts); hash slots out of range get id -1 and weight 0."""
+    x = g.double().cpu()
+    x = torch.where(torch.isnan(x), torch.full_like(x, -math.inf), x)
+    if scoring == "softmax":
+        s = torch.softmax(x, -1)
+    elif scoring == "sigmoid":
+        s = torch.sigmoid(x)
+    else:
+        s = torch.sqrt(F.softplus(x))  # PyTorch's softplus: x itself above 20, as the op's
+    Tn, E = s.shape
+    c = s + bias.double().cpu() if bias is not None and input_ids is None else s
+    if input_ids is not None:
+        tok, table = input_ids.cpu().long(), tid2eid.cpu().long()
+        ok = ((tok >= 0) & (tok < table.shape[0]))[:, None]
+        ids = table[tok.clamp(0, table.shape[0] - 1)]
+        ids = torch.where(ok & (ids >= 0) & (ids < E), ids, torch.full_like(ids, -1))
+        w = torch.where(ids >= 0, s.gather(1, ids.clamp(min=0)), torch.zeros_like(s[:, :k]))
+    else:
+        cand = c
+        if n_group > 1:
+            G = E // n_group
+            cg = c.view(Tn, n_group, G)
+            gs = cg.topk(2, -1).values.sum(-1) if bias is not None and G > 1 else cg.max(-1).values
+            kept = torch.sort(gs, dim=-1, descending=True, stable=True).indices[:, :topk_group]
+            mask = torch.zeros(Tn, n_group, dtype=torch.bool).scatter_(1, kept, True)
+            cand = c.masked_fill(~mask.repeat_interleave(G, 1), -math.inf)
+        ids = torch.sort(cand, dim=-1, descending=True, stable=True).indices[:, :k]
+        w = s.gather(1, ids)
+    if renorm:
+        w = w / w.sum(-1, keepdim=True).clamp(min=1e-20)
+    return w * scale, ids, c, s
+
+
+def route_check(name, w, ids, ref, renorm, scale, hashed=False):
+    """ids: the reference's, except that a slot may hold another expert whose selection score
+    differs from the reference expert's by a near tie (relative 1e-5, the fp32 rounding of the
+    scores and the bias; an exact tie must go to the lower id), and no expert twice in a row.
+    Weights: within 1e-5 relative of the fp64 weights of the ids the op chose."""
+    _, rid, c, s = ref
+    got = ids.cpu().long()
+    assert got.shape == rid.shape, f"{name}: ids shape {tuple(got.shape)} vs {tuple(rid.shape)}"
+    for t, j in (got != rid).nonzero().tolist():
+        a, b = int(got[t, j]), int(rid[t, j])
+        ok = 0 <= a < c.shape[1] and b >= 0 and a not in got[t, :j].tolist()
+        ca, cb = (float(c[t, a]), float(c[t, b])) if ok else (0.0, 0.0)
+        assert ok and ca != cb and abs(ca - cb) <= 1e-5 * max(abs(ca), abs(cb), 1e-3), \
+            f"{name}: id[{t}, {j}] = {a}, want {b}"
+    if not hashed:
+        srt = got.sort(-1).values
+        assert bool((srt[:, 1:] != srt[:, :-1]).all()), f"{name}: an expert twice in a row"
+    rw = torch.where(got >= 0, s.gather(1, got.clamp(min=0)), torch.zeros_like(s[:, :got.shape[1]]))
+    if renorm:
+        rw = rw / rw.sum(-1, keepdim=True).clamp(min=1e-20)
+    close(name + " weights", w, rw * scale, 1e-5, 1e-12)
+
+
+def new_outputs(Tn, k, ids_dtype=torch.int32):
+    w = torch.empty(Tn, k, device=dev)
+    i = torch.empty(Tn, k, device=dev, dtype=ids_dtype)
+    poison(w, i)
+    return w, i
+
+
+@case
+def route_deepseek_v3():
+    """256 experts, 8 groups, 4 kept, k 8, biased sigmoid, renormalized, x2.5: every form."""
+    E, k, ng, kg, sc = 256, 8, 8, 4, 2.5
+    for dt in (torch.bfloat16, torch.float32):
+        for Tn in (1, 7, 333, 4096):
+            g = torch.randn(Tn, E, device=dev).to(dt)
+            if Tn == 333:
+                g[::5, ::7] = float("nan")  # NaN reads as -inf: score 0, only its bias left
+            b = 0.3 * torch.randn(E, device=dev)
+            ref = route_ref(g, k, "sigmoid", b, ng, kg, True, sc)
+            name = f"DeepSeek-V3 {dt} {Tn}"
+            w, i = T.topk_route(g, k, "sigmoid", True, bias=b, n_group=ng, topk_group=kg, routed_scaling_factor=sc)
+            assert w.dtype == torch.float32 and i.dtype == torch.int32
+            route_check(name + " T", w, i, ref, True, sc)
+            w, i = new_outputs(Tn, k, torch.int64)
+            T.topk_route(g, k, "sigmoid", True, bias=b, n_group=ng, topk_group=kg, routed_scaling_factor=sc,
+                         out=(w, i))
+            route_check(name + " T out= int64", w, i, ref, True, sc)
+            w, i = new_outputs(Tn, k)
+            assert aiter.biased_grouped_topk(g, b, w, i, ng, kg, True, sc) is None
+            route_check(name + " aiter", w, i, ref, True, sc)
+            w, i = vllm.grouped_topk(g, ng, kg, k, True, sc, b.to(dt), 1)
+            assert w.dtype == torch.float32 and i.dtype == torch.int32
+            route_check(name + " vllm op", w, i, route_ref(g, k, "sigmoid", b.to(dt), ng, kg, True, sc), True, sc)
+            w, i = vfm.grouped_topk(g, g, k, True, ng, kg, "sigmoid", sc, b)
+            route_check(name + " vllm fused_moe", w, i, ref, True, sc)
+
+
+@case
+def route_sqrt_softplus_and_hash():
+    """DeepSeek-V4-style: 384 experts, k 6, sqrt(softplus), bias near 8 for every expert, x1.5;
+    then hash routing by a [vocab, 6] table, int32 and int64, with ids and entries out of
+    range."""
+    E, k, sc, V = 384, 6, 1.5, 1000
+    for Tn in (1, 64, 2048):
+        g = (2 * torch.randn(Tn, E, device=dev)).bfloat16()
+        g[::9] *= 20  # rows in softplus's linear branch (x > 20)
+        b = 8 + 0.01 * torch.randn(E, device=dev)
+        ref = route_ref(g, k, "sqrtsoftplus", b, renorm=True, scale=sc)
+        w, i = T.topk_route(g, k, "sqrtsoftplus", True, bias=b, routed_scaling_factor=sc)
+        route_check(f"sqrt-softplus {Tn} T", w, i, ref, True, sc)
+        w, i = new_outputs(Tn, k)
+        aiter.topk_gating(w, i, g, b, True, sc)
+        route_check(f"sqrt-softplus {Tn} aiter", w, i, ref, True, sc)
+        for idt in (torch.int32, torch.int64):
+            tok = torch.randint(0, V, (Tn,), device=dev)
+            tok[3::7] = V  # a token id out of range: ids -1, weight 0
+            table = torch.randint(0, E, (V, k), device=dev)
+            table[5::11, 2] = E
+            table[7::13, 4] = -2
+            tok, table = tok.to(idt), table.to(idt)
+            href = route_ref(g, k, "sqrtsoftplus", b, renorm=True, scale=sc, input_ids=tok, tid2eid=table)
+            w, i = T.topk_route(g, k, "sqrtsoftplus", True, bias=b, routed_scaling_factor=sc, input_ids=tok,
+                                tid2eid=table, ids_dtype=idt)
+            assert i.dtype == idt
+            assert torch.equal(i.cpu().long(), href[1]), f"hash {Tn} {idt}: ids"
+            route_check(f"hash {Tn} {idt}", w, i, href, True, sc, hashed=True)
+
+
+@case
+def route_llama4():
+    """Llama-4: 128 experts, sigmoid top-1, no renormalization."""
+    E = 128
+    for Tn in (1, 77, 4096):
+        g = torch.randn(Tn, E, device=dev, dtype=torch.bfloat16)
+        ref = route_ref(g, 1, "sigmoid")
+        w, i = T.topk_route(g, 1, "sigmoid")
+        route_check(f"Llama-4 {Tn} T", w, i, ref, False, 1.0)
+        for idt in (torch.int32, torch.int64):
+            w, i = new_outputs(Tn, 1, idt)
+            tei = torch.full((Tn, 1), -7, device=dev, dtype=torch.int32)
+            assert vllm.topk_sigmoid(w, i, tei, g, False) is None
+            route_check(f"Llama-4 {Tn} vllm {idt}", w, i, ref, False, 1.0)
+            assert torch.equal(tei.cpu(), torch.arange(Tn, dtype=torch.int32)[:, None]), "token_expert_indices"
+        w, i = new_outputs(Tn, 1)
+        aiter.topk_gating(w, i, g, None, False, 1.0, "sigmoid")
+        route_check(f"Llama-4 {Tn} aiter", w, i, ref, False, 1.0)
+
+
+@case
+def route_softmax_forms():
+    """Softmax-scored routers: AITER's and vLLM's grouped top-k without a bias (groups scored by
+    their best), and vLLM's topk_softmax with a correction bias."""
+    for Tn, E, k, ng, kg in ((5, 64, 6, 8, 3), (600, 160, 6, 8, 3), (300, 256, 8, 8, 4)):
+        g = torch.randn(Tn, E, device=dev, dtype=torch.bfloat16)
+        ref = route_ref(g, k, "softmax", None, ng, kg, True)
+        w, i = new_outputs(Tn, k)
+        aiter.grouped_topk(g, w, i, ng, kg, True)
+        route_check(f"softmax grouped {Tn} {E} aiter", w, i, ref, True, 1.0)
+        w, i = vfm.grouped_topk(g, g, k, True, ng, kg)
+        route_check(f"softmax grouped {Tn} {E} vllm", w, i, ref, True, 1.0)
+        w, i = new_outputs(Tn, k)
+        aiter.grouped_topk(g, w, i, ng, kg, False, False, 2.0)  # sigmoid, not renormalized
+        route_check(f"sigmoid grouped {Tn} {E} aiter", w, i, route_ref(g, k, "sigmoid", None, ng, kg, False, 2.0),
+                    False, 2.0)
+        b = 0.01 * torch.randn(E, device=dev)
+        tei = torch.full((Tn, k), -7, device=dev, dtype=torch.int32)
+        w, i = new_outputs(Tn, k)
+        vllm.topk_softmax(w, i, tei, g, True, b)
+        route_check(f"softmax biased {Tn} {E} vllm", w, i, route_ref(g, k, "softmax", b, renorm=True), True, 1.0)
+        assert torch.equal(tei.cpu(), (torch.arange(k)[None, :] * Tn + torch.arange(Tn)[:, None]).int())
+
+
+def align_ref(ids, E, bs, expert_map=None):
+    """vLLM's layout (docs/routing.md): (sorted_token_ids [P], expert_ids [ceil(P / bs)], total)
+    with P = numel + E * (bs - 1); pairs in ascending flat index; ids outside [0, E) dropped;
+    blocks past the last hold 0, or expert_map[0]."""
+    flat = ids.cpu().long().flatten()
+    numel = flat.numel()
+    P = numel + E * (bs - 1)
+    emap = expert_map.cpu().long() if expert_map is not None else None
+    sid = torch.full((P,), numel, dtype=torch.long)
+    eid = torch.full((-(-P // bs),), int(emap[0]) if emap is not None else 0, dtype=torch.long)
+    at = 0
+    for e in range(E):
+        idx = (flat == e).nonzero().flatten()
+        n = idx.numel()
+        if n == 0:
+            continue
+        padded = -(-n // bs) * bs
+        sid[at:at + n] = idx
+        eid[at // bs:(at + padded) // bs] = int(emap[e]) if emap is not None else e
+        at += padded
+    return sid, eid, at
+
+
+def align_equal(name, got, ref, L=None, bs=None, numel=None):
+    """got (sorted_ids, expert_ids, num_tokens_post_pad) against align_ref's, cut to vLLM's
+    length L or, past max_num_tokens_padded, filled with numel as vLLM fills it."""
+    sid, eid, total = ref
+    if L is not None:
+        sid = sid[:L] if L <= sid.numel() else torch.cat([sid, torch.full((L - sid.numel(),), numel)])
+        eid = eid[:-(-L // bs)]
+    assert torch.equal(got[0].cpu().long(), sid), f"{name}: sorted_token_ids"
+    assert torch.equal(got[1].cpu().long(), eid), f"{name}: expert_ids"
+    assert got[2].shape == (1,) and int(got[2]) == total, f"{name}: num_tokens_post_pad {int(got[2])}, want {total}"
+
+
+def local_ids(ids, emap, E):
+    """What vLLM's op does with an expert map: the local expert, -1 (dropped) off this rank."""
+    flat = ids.cpu().long()
+    return torch.where((flat >= 0) & (flat < E), emap.cpu().long()[flat.clamp(0, E - 1)], torch.full_like(flat, -1))
+
+
+@case
+def moe_align_forms():
+    for Tn, k, E, bs, skew in ((1, 8, 256, 64, False), (300, 8, 256, 64, False), (4096, 8, 256, 16, False),
+                               (17, 4, 64, 1, False), (5, 2, 8, 256, False), (1000, 6, 384, 32, True)):
+        ids = torch.stack([torch.randperm(E)[:k] for _ in range(Tn)]).int().to(dev)
+        if skew:  # most pairs on a few experts, and some ids out of range (dropped)
+            ids = torch.where(torch.rand(Tn, k, device=dev) < 0.8, ids % 5, ids).int()
+            ids[::37, 0] = E
+        emap = torch.full((E,), -1, dtype=torch.int32)
+        emap[::3] = torch.arange(len(range(0, E, 3)), dtype=torch.int32)
+        emap = emap.to(dev)
+        name = f"align {Tn}x{k} E{E} bs{bs}"
+        ref, mref = align_ref(ids, E, bs), align_ref(ids, E, bs, emap)
+        align_equal(name + " T", T.moe_align_block_size(ids, E, bs), ref)
+        P, B, _ = aiter_aot.moe_align_sizes(Tn, k, E, bs)
+        out = (torch.empty(P, device=dev, dtype=torch.int32), torch.empty(B, device=dev, dtype=torch.int32),
+               torch.empty(1, device=dev, dtype=torch.int32))
+        poison(*out)
+        align_equal(name + " T out= map", T.moe_align_block_size(ids, E, bs, emap, out=out), mref)
+        lref = align_ref(local_ids(ids, emap, E), E, bs)
+        for pad in (False, True):
+            L, n = vfm._vllm_length(Tn * k, E, bs, pad), Tn * k
+            align_equal(f"{name} vllm pad={pad}", vfm.moe_align_block_size(ids, bs, E, None, pad), ref, L, bs, n)
+            align_equal(f"{name} vllm map pad={pad}", vfm.moe_align_block_size(ids.long(), bs, E, emap, pad), mref,
+                        L, bs, n)
+            align_equal(f"{name} vllm ignore pad={pad}", vfm.moe_align_block_size(ids, bs, E, emap, pad, True), lref,
+                        L, bs, n)
+            for emap_op, r in ((None, ref), (emap, lref)):  # the op's buffers of vLLM's length
+                bufs = (torch.empty(L, device=dev, dtype=torch.int32),
+                        torch.empty(-(-L // bs), device=dev, dtype=torch.int32),
+                        torch.empty(1, device=dev, dtype=torch.int32))
+                poison(*bufs)
+                assert vllm.moe_align_block_size(ids.long(), E, bs, *bufs, emap_op) is None
+                align_equal(f"{name} vllm op map={emap_op is not None} pad={pad}", bufs, r, L, bs, n)
+
+
+@case
+def compile_and_graph_routers():
+    """The routers under torch.compile(fullgraph=True) and in a CUDA graph, against eager."""
+    E, k = 256, 8
+    g = torch.randn(64, E, device=dev, dtype=torch.bfloat16)
+    b = 0.3 * torch.randn(E, device=dev)
+
+    def step(g, b):
+        w, i = T.topk_route(g, k, "sigmoid", True, bias=b, n_group=8, topk_group=4, routed_scaling_factor=2.5)
+        s, e, n = T.moe_align_block_size(i, E, 64)
+        w2, i2 = torch.empty(g.shape[0], 1, device=g.device), torch.empty(g.shape[0], 1, device=g.device,
+                                                                            dtype=torch.int32)
+        tei = torch.empty_like(i2)
+        vllm.topk_sigmoid(w2, i2, tei, g, False)
+        return w, i, s, e, n, w2, i2, tei
+
+    torch._dynamo.reset()
+    got = torch.compile(step, fullgraph=True)(g, b)
+    want = step(g, b)
+    for n, a, x in zip(("w", "i", "sorted", "experts", "post_pad", "w2", "i2", "tei"), got, want):
+        assert torch.equal(a, x), f"compiled {n} differs from eager"
+    aiter_aot.preload(torch.cuda.current_device())
+    w, i = new_outputs(64, k)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        T.topk_route(g, k, "sigmoid", True, bias=b, n_group=8, topk_group=4, routed_scaling_factor=2.5, out=(w, i))
+        s, e, n = T.moe_align_block_size(i, E, 64)
+    g.copy_(torch.randn_like(g))
+    poison(w, i, s, e, n)
+    graph.replay()
+    torch.cuda.synchronize()
+    route_check("graph route", w, i, route_ref(g, k, "sigmoid", b, 8, 4, True, 2.5), True, 2.5)
+    align_equal("graph align", (s, e, n), align_ref(i, E, 64))
 
 
 # ---- mHC --------------------------------------------------------------------------------------

@@ -94,6 +94,12 @@ class Library(unittest.TestCase):
         self.assertEqual(A.moe_sorting_sizes(4, 2, 8, 0)[0], 4 * 2 + 8 * 32 - 2)
         self.assertGreater(A.mhc_workspace_size(16, 4096), 0)
         self.assertEqual(A.mhc_workspace_size(16, 100), 0)
+        # vLLM's size, numel + experts * (block_size - 1); moe_sorting's workspace and two ints
+        self.assertEqual(A.moe_align_sizes(4, 2, 8, 16), (4 * 2 + 8 * 15, (4 * 2 + 8 * 15 + 15) // 16,
+                                                          A.moe_sorting_sizes(4, 2, 8)[2] + 8))
+        self.assertEqual(A.moe_align_sizes(5, 3, 7, 1)[:2], (15, 15))
+        self.assertEqual(A.moe_align_sizes(4, 2, 8, 0)[:2], (0, 0))
+        self.assertEqual(A.moe_align_sizes(4, 0, 8, 16), (0, 0, 0))
 
 
 class Extension(unittest.TestCase):
@@ -314,6 +320,105 @@ class OpChecks(unittest.TestCase):
         bad[3] = t((4, 2), "int32", strides=(1, 4))
         self.refused(ValueError, "token_expert_indices has strides (1, 4); the op needs (2, 1)", A.topk_softmax, *bad)
 
+    def test_topk_route(self):
+        T_, E, k, V = 6, 256, 8, 100
+        ok = [t((T_, E), "bfloat16"), t((E,)), None, None, t((T_, k)), t((T_, k), "int32"), "sigmoid", 8, 4, True, 2.5]
+        self.reaches_library(A.topk_route, *ok)
+        self.reaches_library(A.topk_route, t((T_, E), strides=(E + 8, 1)), None, None, None, *ok[4:6], "softmax")
+        for dt in ("int32", "int64"):  # hash routing, int64 ids out
+            self.reaches_library(A.topk_route, ok[0], None, t((T_,), dt), t((V, k), dt), t((T_, k)),
+                                 t((T_, k), "int64"), "sqrtsoftplus", 0, 0, True, 1.5)
+        # no rows: OK without a launch (nor a device)
+        self.assertIsNone(A.topk_route(t((0, E)), None, None, None, t((0, k)), t((0, k), "int32")))
+        bad = list(ok)
+        bad[1] = t((E,), "bfloat16")
+        self.refused(TypeError, "bias has dtype bfloat16; the op needs float32", A.topk_route, *bad)
+        bad = list(ok)
+        bad[1] = t((E - 1,))
+        self.refused(ValueError, f"bias has shape ({E - 1},); the op needs [experts] = ({E},)", A.topk_route, *bad)
+        bad = list(ok)
+        bad[5] = t((T_, k), "float32")
+        self.refused(TypeError, "topk_ids has dtype float32; the op needs int32 or int64", A.topk_route, *bad)
+        bad = list(ok)
+        bad[5] = t((T_, k + 1), "int32")
+        self.refused(ValueError, f"topk_ids has shape ({T_}, {k + 1}); the op needs [tokens, k] = ({T_}, {k})",
+                     A.topk_route, *bad)
+        bad = list(ok)
+        bad[0] = t((T_, E), "bfloat16", strides=(1, T_))
+        self.refused(ValueError, f"gating_output has strides (1, {T_}); the op needs (*, 1)", A.topk_route, *bad)
+        bad = list(ok)
+        bad[5] = t((T_, k), "int64", align=4)
+        self.refused(ValueError, ("topk_ids: data pointer 0x", "is not 8-byte aligned"), A.topk_route, *bad)
+        bad = list(ok)
+        bad[2] = t((T_,), "int64")
+        self.refused(ValueError, "tid2eid is None; hash routing (input_ids) needs it ([vocab, k])", A.topk_route, *bad)
+        bad = list(ok)
+        bad[3] = t((V, k), "int64")
+        self.refused(ValueError, "tid2eid is given without input_ids; pass both, or neither", A.topk_route, *bad)
+        bad = list(ok)
+        bad[2], bad[3] = t((T_,), "int64"), t((V, k), "int32")
+        self.refused(TypeError, "tid2eid has dtype int32; the op needs int64", A.topk_route, *bad)
+        bad[3] = t((V, k - 1), "int64")
+        self.refused(ValueError, f"tid2eid has shape ({V}, {k - 1}); the op needs [vocab, k], of input_ids' dtype = "
+                     f"(*, {k})", A.topk_route, *bad)
+        bad[2], bad[3] = t((T_ + 1,), "int64"), t((V, k), "int64")
+        self.refused(ValueError, f"input_ids has shape ({T_ + 1},); the op needs [tokens] = ({T_},)", A.topk_route,
+                     *bad)
+        with self.assertRaises(ValueError) as e:
+            A.topk_route(*ok[:6], "relu")
+        self.assertEqual(str(e.exception), "topk_route: scoring 'relu'; the op takes 'softmax', 'sigmoid' or "
+                         "'sqrtsoftplus'")
+        # what only the library checks: ArgumentError, nothing launched (the device is never asked)
+        for args, text in ((ok[:6] + [7] + ok[7:], "scoring 7 is not SOFTMAX, SIGMOID or SQRT_SOFTPLUS"),
+                           (ok[:7] + [6] + ok[8:], "n_group = 6 does not divide experts = 256"),
+                           (ok[:8] + [0] + ok[9:], "topk_group = 0; need 1 <= topk_group <= n_group = 8"),
+                           (ok[:10] + [float("inf")], "routed_scaling_factor is not finite")):
+            with self.assertRaises(A.ArgumentError) as e:
+                A.topk_route(*args)
+            self.assertEqual(e.exception.status, 1)
+            self.assertIn("topk_route: " + text, str(e.exception))
+
+    def test_moe_align_block_size(self):
+        T_, k, E, bs = 5, 4, 64, 16
+        P, B, W = A.moe_align_sizes(T_, k, E, bs)
+        ok = [t((T_, k), "int32"), None, t((P,), "int32"), t((B,), "int32"), t((1,), "int32"), t((W,), "uint8"), E, bs]
+        self.reaches_library(A.moe_align_block_size, *ok)
+        self.reaches_library(A.moe_align_block_size, ok[0], t((E,), "int32"), *ok[2:])
+        bad = list(ok)
+        bad[0] = t((T_, k), "int64")
+        self.refused(TypeError, "topk_ids has dtype int64; the op needs int32", A.moe_align_block_size, *bad)
+        bad = list(ok)
+        bad[1] = t((E // 2,), "int32")
+        self.refused(ValueError, f"expert_map has shape ({E // 2},); the op needs [num_experts] = ({E},)",
+                     A.moe_align_block_size, *bad)
+        bad = list(ok)
+        bad[2] = t((P - 1,), "int32")
+        self.refused(ValueError, f"sorted_token_ids has shape ({P - 1},); the op needs [max_num_tokens_padded] = "
+                     f"({P},)", A.moe_align_block_size, *bad)
+        bad = list(ok)
+        bad[3] = t((B + 1,), "int32")
+        self.refused(ValueError, f"expert_ids has shape ({B + 1},); the op needs [max_num_m_blocks] = ({B},)",
+                     A.moe_align_block_size, *bad)
+        bad = list(ok)
+        bad[4] = t((2,), "int32")
+        self.refused(ValueError, "num_tokens_post_pad has shape (2,); the op needs [1] = (1,)",
+                     A.moe_align_block_size, *bad)
+        bad = list(ok)
+        bad[3] = t((B,), "float32")
+        self.refused(TypeError, "expert_ids has dtype float32; the op needs int32", A.moe_align_block_size, *bad)
+        bad = list(ok)
+        bad[5] = t((W,), "uint8", align=8)
+        self.refused(ValueError, ("workspace: data pointer 0x", "is not 16-byte aligned"), A.moe_align_block_size,
+                     *bad)
+        # the library's own checks: block_size (whatever the outputs' sizes), a small workspace
+        for args, text in ((ok[:7] + [0], "block_size = 0; supported 1..256"),
+                           (ok[:5] + [t((W - 4,), "uint8")] + ok[6:], f"workspace_size {W - 4} < {W}"),
+                           ([t((0, k), "int32")] + ok[1:], "tokens = 0; supported 1..2^24-1")):
+            with self.assertRaises(A.ArgumentError) as e:
+                A.moe_align_block_size(*args)
+            self.assertEqual(e.exception.status, 1)
+            self.assertIn("moe_align_block_size: " + text, str(e.exception))
+
     def test_moe_sorting(self):
         T_, k, E, bs = 5, 2, 8, 16
         P, B, W = A.moe_sorting_sizes(T_, k, E, bs)
@@ -513,6 +618,13 @@ N._allow_cpu(True)   # the fake device records launches without running them
 g = np.zeros((4, 8), np.float32); w = np.zeros((4, 2), np.float32); i = np.zeros((4, 2), np.int32)
 A.topk_softmax(g, w, i, None, True)
 print("launches", A.stats()["launches"], A.device_target())
+A.topk_route(np.zeros((4, 64), np.float32), np.zeros(64, np.float32), None, None, w, i, "sigmoid", 8, 2, True, 2.5)
+A.topk_route(g, None, np.zeros(4, np.int64), np.zeros((9, 2), np.int64), w, np.zeros((4, 2), np.int64),
+             "sqrtsoftplus")
+P, B, W = A.moe_align_sizes(4, 2, 8, 16)
+A.moe_align_block_size(i, None, np.zeros(P, np.int32), np.zeros(B, np.int32), np.zeros(1, np.int32),
+                       np.zeros(W, np.uint8), 8, 16)
+print("routers", A.stats()["launches"])
 try:   # what only the library checks: experts > 1024
     A.topk_softmax(np.zeros((4, 2000), np.float32), w, i, None, True)
 except A.Error as e:
@@ -535,6 +647,7 @@ class FakeDevice(unittest.TestCase):
         self.assertIn("again 1 True", out)
         self.assertIn("preload(1) 1 aiter_aot_preload: device = 1; this process sees 1 device", out)
         self.assertIn("launches 1 amdgcn-amd-amdhsa--gfx942", out)
+        self.assertIn("routers 6", out)  # topk_route twice, then moe_align_block_size's three kernels
         self.assertIn("library check ArgumentError True 1 topk_softmax: topk_softmax: experts = 2000", out)
 
 

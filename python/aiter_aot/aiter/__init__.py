@@ -8,9 +8,10 @@ import torch
 from .. import MHC_PARAMS
 from .. import _native as N
 from .. import torch as T
-from ..torch import _compiling, _o, _s, _t
+from ..torch import _bias32, _compiling, _o, _route_fill, _s, _t
 
-__all__ = ["topk_softmax", "moe_sorting_fwd", "fmha_v3_varlen_fwd", "mhc_pre", "mhc_post", "mhc_fused_post_pre"]
+__all__ = ["topk_softmax", "moe_sorting_fwd", "biased_grouped_topk", "grouped_topk", "topk_gating", "topk_softplus",
+           "fmha_v3_varlen_fwd", "mhc_pre", "mhc_post", "mhc_fused_post_pre"]
 
 
 def _unsupported(name, value, why):
@@ -43,6 +44,43 @@ def moe_sorting_fwd(topk_ids, topk_weights, sorted_token_ids, sorted_weights, so
         _unsupported("num_local_tokens", "<tensor>", "the token count comes from topk_ids' shape")
     T.moe_sorting(topk_ids, topk_weights, num_experts, unit_size, local_expert_mask, moe_buf,
                   out=(sorted_token_ids, sorted_weights, sorted_expert_ids, num_valid_ids))
+
+
+def biased_grouped_topk(gating_output, correction_bias, topk_weights, topk_ids, num_expert_group, topk_group,
+                        need_renorm, routed_scaling_factor=1.0):
+    """AITER's biased_grouped_topk (DeepSeek-V3): sigmoid scores, selection by score plus
+    correction_bias [experts], groups scored by their two best, the topk_group best kept.
+    Fills topk_weights fp32 and topk_ids int32 [tokens, k] in place; returns None. A bias of
+    another dtype than fp32 is converted first (one more kernel)."""
+    _route_fill(gating_output, topk_weights, topk_ids, "sigmoid", need_renorm, _bias32(correction_bias),
+                num_expert_group, topk_group, routed_scaling_factor)
+
+
+def grouped_topk(gating_output, topk_weights, topk_ids, num_expert_group, topk_group, need_renorm, is_softmax=True,
+                 routed_scaling_factor=1.0):
+    """AITER's grouped_topk: softmax (or, with is_softmax=False, sigmoid) scores, groups scored
+    by their best, no bias. Fills topk_weights and topk_ids in place; returns None."""
+    _route_fill(gating_output, topk_weights, topk_ids, "softmax" if is_softmax else "sigmoid", need_renorm, None,
+                num_expert_group, topk_group, routed_scaling_factor)
+
+
+_SCORE_FUNCS = ("sqrtsoftplus", "sigmoid", "softmax")
+
+
+def topk_gating(topk_weights, topk_indices, gating_output, correction_bias=None, need_renorm=True,
+                routed_scaling_factor=1.0, score_func="sqrtsoftplus"):
+    """AITER's topk_gating: top-k without groups under score_func 'sqrtsoftplus' (DeepSeek-V4),
+    'sigmoid' (Llama-4) or 'softmax', selection by score plus correction_bias when given.
+    Fills topk_weights fp32 and topk_indices int32 in place; returns None."""
+    if score_func not in _SCORE_FUNCS:
+        raise ValueError(f"aiter_aot.aiter: score_func={score_func!r}; AITER takes 'sqrtsoftplus', 'sigmoid' or "
+                         "'softmax'")
+    _route_fill(gating_output, topk_weights, topk_indices, score_func, need_renorm, _bias32(correction_bias), 0, 0,
+                routed_scaling_factor)
+
+
+# AITER's earlier name of topk_gating, which it keeps as an alias
+topk_softplus = topk_gating
 
 
 _EMPTY = {}

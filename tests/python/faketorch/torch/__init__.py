@@ -57,6 +57,7 @@ class Tensor:
         return self.a.size
 
     def view(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
         return Tensor(self.a.reshape(shape), self.dtype, self.device)
 
     def unsqueeze(self, d):
@@ -75,6 +76,39 @@ class Tensor:
 
     def __getitem__(self, i):
         return Tensor(self.a[i], self.dtype, self.device)
+
+    def fill_(self, value):
+        self.a[...] = value
+        return self
+
+    def t(self):
+        return Tensor(self.a.T, self.dtype, self.device)
+
+    def flatten(self):
+        return Tensor(self.a.reshape(-1), self.dtype, self.device)
+
+    def float(self):
+        return Tensor(self.a.astype(np.float32), float32, self.device)
+
+    def int(self):
+        return Tensor(self.a.astype(np.int32), int32, self.device)
+
+    def clamp(self, lo, hi):
+        return Tensor(np.clip(self.a, lo, hi), self.dtype, self.device)
+
+    def index_select(self, dim, index):
+        return Tensor(np.take(self.a, index.a, axis=dim), self.dtype, self.device)
+
+    def masked_fill(self, mask, value):
+        return Tensor(np.where(mask.a, value, self.a).astype(self.a.dtype), self.dtype, self.device)
+
+    def _cmp(self, other, op):
+        return Tensor(op(self.a, other.a if isinstance(other, Tensor) else other), bool, self.device)
+
+    __ge__ = lambda self, o: self._cmp(o, np.greater_equal)
+    __lt__ = lambda self, o: self._cmp(o, np.less)
+    __and__ = lambda self, o: self._cmp(o, np.logical_and)
+    __invert__ = lambda self: Tensor(~self.a, bool, self.device)
 
 
 def _aligned(shape, dt):
@@ -95,6 +129,12 @@ zeros = empty
 
 def empty_like(t):
     return empty(t.shape, dtype=t.dtype, device=t.device)
+
+
+def arange(n, dtype=int64, device="cuda:0"):
+    t = empty((n,), dtype=dtype, device=device)
+    t.a[...] = np.arange(n)
+    return t
 
 
 def tensor(values, dtype=float32, device="cuda:0"):
