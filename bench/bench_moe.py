@@ -4,7 +4,7 @@ CUDA events, median of many runs, inputs rotated among several sets so no run hi
 of the previous one. Usage: python3 bench/bench_moe.py LIBAITER_AOT_SO OUT_DIR
 BENCH_MOE_DTYPE=float32 (or float16) times topk_softmax on those logits instead of bf16, and
 skips moe_sorting (it does not read logits). BENCH_MOE_ROUTE=0 skips the routers (topk_route and
-moe_align_block_size, after moe_sorting)."""
+moe_align_block_size, after moe_sorting); BENCH_MOE_ROUTE=only runs just them."""
 import json
 import os
 import sys
@@ -282,6 +282,9 @@ def main():
     bw = copy_bandwidth()
     rows = []
     print(f"device {name}, date {time.strftime('%Y-%m-%d')}, copy bandwidth {bw:.2f} TB/s (read+write)")
+    if os.environ.get("BENCH_MOE_ROUTE") == "only":
+        route_rows(rows)
+        return save(name, bw, rows)
     # correctness against the composite before timing
     s = topk_sets(4096, 256, 8, 1, logits)[0]
     ours_topk(s)

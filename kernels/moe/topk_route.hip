@@ -6,15 +6,18 @@
  * 3. Grouped selection (n_group > 1): each group's score (the sum of its two largest selection
  *    scores with a bias, its largest without) is reduced over the wave and lands on lane g;
  *    topk_group rounds of a wave argmax over those lanes keep the groups, and the experts of
- *    the others are marked taken. Where groups fall on whole lanes (lane_groups), lane l holds
- *    experts l VPT .. l VPT + VPT - 1 instead, and a butterfly over each group's lanes gives
- *    every group's score at once (keep_lane_groups).
- * 4. k rounds of a wave argmax over the selection scores (ties: the lower expert); lane s keeps
- *    round s's expert and computes its unbiased score from its logit again, so the k outputs are
- *    written by k lanes at once.
- * Hash routing reads the k experts from tid2eid instead of 3 and 4.
- * Variants topk_route_v<VPT> exist for VPT = 1..32 (AOT_ROUTE_VARIANTS, moe_variants.h); the
- * runtime picks the smallest with VPT * wave >= experts. */
+ *    the others are marked taken. Where groups fall on whole lanes, lane l holds experts
+ *    l VPT .. l VPT + VPT - 1 instead (one 16-byte load for 8 bf16), and a butterfly over each
+ *    group's lanes gives every group's score at once (keep_lane_groups).
+ * 4. k rounds of a wave argmax over the lanes' best candidates (ties: the lower expert). Each
+ *    lane keeps its two best; a win promotes the second, and the lanes look over their slots
+ *    again only after some lane has won twice. Lane s keeps round s's expert and computes its
+ *    unbiased score from its logit again, so the k outputs are written by k lanes at once.
+ * Hash routing reads the k experts from tid2eid instead of 3 and 4; without softmax it takes a
+ * few lanes a row (hash_lanes).
+ * The kernels, one per layout and experts-per-lane count VPT = 1..32, are listed in
+ * moe_variants.h (AOT_ROUTE_VARIANTS); the runtime picks the smallest VPT with
+ * VPT * wave >= experts and the layout from the options. */
 #include "aot_device.h"
 #include "moe_kargs.h"
 #include "moe_variants.h" /* the kernels this file instantiates */
@@ -33,30 +36,56 @@ AOT_DEV float route_logit(const aot_route_kargs &a, aot_i64 row, int e)
     return x != x ? -AOT_INF : x;
 }
 
-/* log(1 + u) for u >= 0: a series below 0.1, where 1 + u would lose u's low bits (error
- * u^8 / 8, relative < 2e-8), else the hardware log2 (relative error < 2e-6 from 1.1 up). */
-AOT_DEV float log1p_pos(float u)
-{
-    if (u < 0.1f) return u * (1.0f - u * (0.5f - u * (1.0f / 3 - u * (0.25f - u * (0.2f - u * (1.0f / 6 - u * (1.0f / 7)))))));
-    return aot_log2_fast(1.0f + u) * 0.69314718f;
-}
-
-/* sqrt(softplus(x)), softplus as PyTorch's (x itself above 20). sqrt(y) = y * rsqrt(y). */
+/* sqrt(softplus(x)), softplus as PyTorch's (x itself above 20). sqrt(y) = y * rsqrt(y).
+ * log(1 + u), u = exp(x): a series below 0.1, where 1 + u would lose u's low bits (error u^8 / 8,
+ * relative < 2e-8), else the hardware log2 (relative error < 2e-6 from 1.1 up); both are
+ * computed and one selected, as a branch a logit cost more than the series. */
 AOT_DEV float sqrt_softplus(float x)
 {
-    const float sp = x > 20.0f ? x : log1p_pos(aot_exp_fast(x));
+    const float u = aot_exp_fast(x);
+    const float series = u * (1.0f - u * (0.5f - u * (1.0f / 3 - u * (0.25f - u * (0.2f - u * (1.0f / 6 - u * (1.0f / 7)))))));
+    const float l1p = u < 0.1f ? series : aot_log2_fast(1.0f + u) * 0.69314718f;
+    const float sp = x > 20.0f ? x : l1p;
     return sp > 0.0f && sp < AOT_INF ? sp * aot_rsqrt_fast(sp) : sp; /* +inf * rsqrt(+inf) would be NaN */
 }
+
+/* sigmoid(x); -inf gives 1 / (1 + inf) = 0 and +inf 1 without a test. */
+AOT_DEV float route_sigmoid(float x) { return aot_rcp_fast(1.0f + aot_exp_fast(-x)); }
 
 /* The score of logit x; softmax: mx is the row max, inv 1 / the sum of exp(x - mx) (rows whose
  * max is +-inf follow topk_softmax's rules: +inf experts share 1, an all -inf row is 0). */
 AOT_DEV float route_score(int scoring, float x, float mx, float inv)
 {
-    if (scoring == AOT_ROUTE_SIGMOID) return x == -AOT_INF ? 0.0f : aot_rcp_fast(1.0f + aot_exp_fast(-x));
-    if (scoring == AOT_ROUTE_SQRT_SOFTPLUS) return x == -AOT_INF ? 0.0f : sqrt_softplus(x);
+    if (scoring == AOT_ROUTE_SIGMOID) return route_sigmoid(x);
+    if (scoring == AOT_ROUTE_SQRT_SOFTPLUS) return sqrt_softplus(x);
     if (mx == AOT_INF) return x == AOT_INF ? inv : 0.0f;
     if (mx == -AOT_INF) return 0.0f;
     return aot_exp_fast(x - mx) * inv;
+}
+
+/* route_score of slots 0 .. live - 1, the scoring's (and a finite softmax max's) test taken
+ * once a row: per slot, the compiler kept a branch and a reconvergence point for each. Slots
+ * from live on lie past the row on every lane (384 experts at wave 32 fill 12 of 16). */
+template <int VPT>
+AOT_DEV void score_row(int scoring, float (&x)[VPT], float mx, float inv, int live)
+{
+    if (scoring == AOT_ROUTE_SIGMOID) {
+#pragma unroll
+        for (int j = 0; j < VPT; j++)
+            if (j < live) x[j] = route_sigmoid(x[j]);
+    } else if (scoring == AOT_ROUTE_SQRT_SOFTPLUS) {
+#pragma unroll
+        for (int j = 0; j < VPT; j++)
+            if (j < live) x[j] = sqrt_softplus(x[j]);
+    } else if (mx == AOT_INF || mx == -AOT_INF) {
+#pragma unroll
+        for (int j = 0; j < VPT; j++)
+            if (j < live) x[j] = route_score(scoring, x[j], mx, inv);
+    } else {
+#pragma unroll
+        for (int j = 0; j < VPT; j++)
+            if (j < live) x[j] = aot_exp_fast(x[j] - mx) * inv;
+    }
 }
 
 /* Softmax statistics of the wave's row: mx and 1 / sum. */
@@ -82,7 +111,7 @@ AOT_DEV void write_slot(const aot_route_kargs &a, int row, float w, int e)
     const int lane = aot_lane();
     const bool on = lane < a.k;
     if (!on) w = 0.0f;
-    if (a.renormalize) w = w / aot_fmaxf(aot_wave_sum_f32(w), 1e-20f);
+    if (a.renormalize) w *= aot_rcp_fast(aot_fmaxf(aot_wave_sum_f32(w), 1e-20f)); /* <= 1 ulp */
     w *= a.scale;
     if (!on) return;
     const aot_i64 o = (aot_i64)row * a.k + lane;
@@ -143,7 +172,7 @@ AOT_DEV void hash_lanes(const aot_route_kargs &a)
     if (a.renormalize) {
         float sum = w;
         for (int m = 1; m < P; m <<= 1) sum += aot_shfl_xor_f32(sum, m);
-        w = w / aot_fmaxf(sum, 1e-20f);
+        w *= aot_rcp_fast(aot_fmaxf(sum, 1e-20f));
     }
     if (!on) return;
     const aot_i64 o = (aot_i64)row * a.k + s;
@@ -294,22 +323,20 @@ AOT_DEV void route_row(const aot_route_kargs &a, int row)
     float mx = 0.0f, inv = 0.0f;
     if (a.scoring == AOT_ROUTE_SOFTMAX) softmax_stats<VPT>(x, mx, inv);
     aot_u32 taken = 0; /* bit j: the lane's expert j is not a candidate */
+    score_row<VPT>(a.scoring, x, mx, inv, CONTIG ? VPT : (E + AOT_WAVE - 1) / AOT_WAVE);
 #pragma unroll
     for (int j = 0; j < VPT; j++) { /* x becomes the selection score */
         const int e = expert_of<VPT, CONTIG>(j, lane);
         if (e >= E) taken |= 1u << j;
-        if (!CONTIG && j * AOT_WAVE >= E) continue; /* a slot past the row on every lane (384 experts
-                                                      * at wave 32 fill 12 of 16): skip its score */
-        x[j] = route_score(a.scoring, x[j], mx, inv) + (a.bias && e < E ? a.bias[e] : 0.0f);
+        else if (a.bias) x[j] += a.bias[e];
     }
     if (CONTIG) keep_lane_groups<VPT>(a, x, taken);
     else if (GROUPS && a.n_group > 1) keep_groups<VPT>(a, x, taken);
     aot_u32 key[VPT]; /* the candidates' order keys (0: none) */
 #pragma unroll
     for (int j = 0; j < VPT; j++) key[j] = taken >> j & 1u ? 0u : aot_order_key(x[j]);
-    /* k rounds of a wave argmax over the lanes' best. A lane keeps its two best: a win promotes
-     * the second, and only when a lane has won twice since its last look do the lanes scan
-     * their slots again (a scan every round cost each round a pass over every slot) */
+    /* k rounds of a wave argmax over the lanes' best (step 4 above; a pass over every slot in
+     * every round made the rounds most of the kernel's instructions) */
     aot_u32 bk, sk;
     int bj, sj, my_e = -1;
     lane_top2<VPT>(key, taken, bk, bj, sk, sj);
