@@ -152,9 +152,21 @@ static uint64_t job_key(const zjob *j)
 
 typedef struct {
     zjob *jobs;
+    size_t *order; /* largest first, so that the longest job does not start last */
     size_t n;
     atomic_size_t next;
 } zqueue;
+
+typedef struct {
+    size_t bytes, index; /* what a job compresses (with its prefix), and which job */
+} job_size;
+
+static int larger_first(const void *a, const void *b)
+{
+    const job_size *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+    return (x->index > y->index) - (x->index < y->index);
+}
 
 /* Takes jobs off the queue until none is left; a failed job keeps z NULL. */
 static void *compress_worker(void *arg)
@@ -162,7 +174,7 @@ static void *compress_worker(void *arg)
     zqueue *q = arg;
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     for (size_t i; cctx && (i = atomic_fetch_add(&q->next, 1)) < q->n;) {
-        zjob *j = &q->jobs[i];
+        zjob *j = &q->jobs[q->order[i]];
         if (j->src == NULL || j->z != NULL) continue; /* not needed, or found in the cache */
         unsigned char *z;
         j->zsize = compress_one(cctx, j, &z);
@@ -172,18 +184,25 @@ static void *compress_worker(void *arg)
     return NULL;
 }
 
-/* Runs the jobs not found in the cache on one thread per core (the calling one included; the
- * result does not depend on the order), then stores them in the cache. */
-static aiter_aot_status run_jobs(zjob *jobs, size_t n, aot_pack_cache *cache, aot_diag *d)
+/* The jobs in the order the workers take them: largest first (with its prefix), so that the
+ * longest job does not start last. @return a malloc'ed permutation, NULL when out of memory. */
+static size_t *job_order(const zjob *jobs, size_t n)
 {
-    for (size_t i = 0; cache && i < n; i++) {
-        if (jobs[i].src == NULL) continue;
-        const unsigned char *z;
-        size_t zsize;
-        if (aot_pack_cache_get(cache, job_key(&jobs[i]), &z, &zsize) == 0 && frame_matches(&jobs[i], z, zsize))
-            jobs[i].z = z, jobs[i].zsize = zsize, jobs[i].owned = 0;
-    }
-    zqueue q = {jobs, n, 0};
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    job_size *by_size = malloc((n ? n : 1) * sizeof *by_size);
+    for (size_t i = 0; order && by_size && i < n; i++) by_size[i] = (job_size){jobs[i].n + jobs[i].prefix_size, i};
+    if (order && by_size) qsort(by_size, n, sizeof *by_size, larger_first);
+    for (size_t i = 0; order && by_size && i < n; i++) order[i] = by_size[i].index;
+    if (by_size == NULL) free(order), order = NULL;
+    free(by_size);
+    return order;
+}
+
+/* Compresses the jobs without a result on one thread per core, the calling one included. */
+static aiter_aot_status compress_all(zjob *jobs, size_t n, aot_diag *d)
+{
+    zqueue q = {jobs, job_order(jobs, n), n, 0};
+    if (q.order == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     pthread_t helper[15];
     size_t helpers = 0;
@@ -192,11 +211,27 @@ static aiter_aot_status run_jobs(zjob *jobs, size_t n, aot_pack_cache *cache, ao
         helpers++;
     compress_worker(&q);
     for (size_t h = 0; h < helpers; h++) pthread_join(helper[h], NULL);
-    for (size_t i = 0; i < n; i++) {
-        if (jobs[i].src == NULL) continue;
-        if (jobs[i].z == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "compression failed");
-        if (cache && jobs[i].owned) AOT_FORWARD(aot_pack_cache_put(cache, job_key(&jobs[i]), jobs[i].z, jobs[i].zsize, d));
+    free(q.order);
+    for (size_t i = 0; i < n; i++)
+        if (jobs[i].src && jobs[i].z == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "compression failed");
+    return AITER_AOT_STATUS_OK;
+}
+
+/* Runs the jobs (those with a source): results from the cache where it has them and they
+ * decompress to their source, the others compressed and then added to the cache. The bytes
+ * do not depend on which. */
+static aiter_aot_status run_jobs(zjob *jobs, size_t n, aot_pack_cache *cache, aot_diag *d)
+{
+    for (size_t i = 0; cache && i < n; i++) {
+        const unsigned char *z;
+        size_t zsize;
+        if (jobs[i].src && aot_pack_cache_get(cache, job_key(&jobs[i]), &z, &zsize) == 0 &&
+            frame_matches(&jobs[i], z, zsize))
+            jobs[i].z = z, jobs[i].zsize = zsize, jobs[i].owned = 0;
     }
+    AOT_FORWARD(compress_all(jobs, n, d));
+    for (size_t i = 0; cache && i < n; i++)
+        if (jobs[i].src && jobs[i].owned) AOT_FORWARD(aot_pack_cache_put(cache, job_key(&jobs[i]), jobs[i].z, jobs[i].zsize, d));
     return AITER_AOT_STATUS_OK;
 }
 
