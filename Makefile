@@ -6,7 +6,7 @@ NINJA ?= ninja
 all: $(BUILDDIR)/build.ninja
 	$(NINJA) -C $(BUILDDIR)
 
-dist check check-long check-rocm check-gpu: $(BUILDDIR)/build.ninja
+dist check check-long check-launchers check-rocm check-gpu: $(BUILDDIR)/build.ninja
 	$(NINJA) -C $(BUILDDIR) $@
 
 # the Python wheel (docs/python.md): dist/python/aiter_aot-*-cp39-abi3-*.whl
@@ -29,4 +29,4 @@ $(BUILDDIR)/build.ninja:
 clean:
 	rm -rf $(BUILDDIR) dist
 
-.PHONY: all dist check check-long check-rocm check-gpu install clean python fuzz
+.PHONY: all dist check check-long check-launchers check-rocm check-gpu install clean python fuzz

@@ -1,5 +1,5 @@
 /* test_unit.c : hash, target IDs, MessagePack, code-object validation (checked against
- * llvm-readelf), and bundle round trips. Usage: test_unit READELF CO_OR_CUBIN...
+ * llvm-readelf), bundle round trips and the pack cache. Usage: test_unit READELF CO_OR_CUBIN...
  * (the code objects the build made for every target). */
 #define _POSIX_C_SOURCE 200809L /* popen */
 #include <stdio.h>
@@ -246,6 +246,73 @@ static void test_codeobj_hostile(void)
     }
 }
 
+enum { CACHE_LEVEL = 3 }; /* the cache does not depend on the level; a low one is quick */
+
+/* Packs with the cache serialized in *ser (replaced by the cache after the pack) and checks
+ * the bytes against the bundle packed without one. */
+static void pack_cached(aot_pack_item *items, size_t n, unsigned char **ser, size_t *ser_size,
+                        const unsigned char *want, size_t want_size, const char *what)
+{
+    aot_diag d;
+    aot_pack_options o = {CACHE_LEVEL, AOT_DICT_AUTO, aot_pack_cache_parse(*ser, *ser_size)};
+    unsigned char *b;
+    size_t s;
+    CHECK(aot_bundle_write(items, n, &o, &b, &s, &d) == 0 && s == want_size && memcmp(b, want, s) == 0,
+          "pack with %s: the bytes of a pack without cache", what);
+    free(b);
+    free(*ser);
+    CHECK(aot_pack_cache_serialize(o.cache, ser, ser_size, &d) == 0, "serialize: %s", d.msg);
+    aot_pack_cache_free(o.cache);
+}
+
+/* Offset of record i in a serialized cache (8-byte magic; key, size, hash, payload padded). */
+static size_t cache_record(const unsigned char *ser, size_t i)
+{
+    size_t at = 8;
+    for (; i > 0; i--) {
+        size_t n = 0;
+        memcpy(&n, ser + at + 8, sizeof n); /* little-endian host */
+        at += 24 + ((n + 7) & ~(size_t)7);
+    }
+    return at;
+}
+
+/* The cache never changes what is written: cold, warm, truncated, with records swapped under
+ * each other's keys (the writer decompresses what it takes), and it keeps only what the last
+ * pack used. */
+static void test_pack_cache(aot_pack_item *items, size_t n)
+{
+    aot_pack_options o = {CACHE_LEVEL, AOT_DICT_AUTO, NULL};
+    unsigned char *want, *b;
+    size_t want_size, s;
+    aot_diag d;
+    int packed = aot_bundle_write(items, n, &o, &want, &want_size, &d) == 0;
+    CHECK(packed, "pack at level %d: %s", CACHE_LEVEL, d.msg);
+    if (!packed) return;
+    unsigned char *ser = NULL;
+    size_t ser_size = 0;
+    pack_cached(items, n, &ser, &ser_size, want, want_size, "an empty cache");
+    size_t full = ser_size;
+    pack_cached(items, n, &ser, &ser_size, want, want_size, "a warm cache");
+    CHECK(ser_size == full, "a warm pack keeps the same records (%zu, %zu bytes)", ser_size, full);
+    unsigned char key[8];
+    size_t r1 = cache_record(ser, 1), r2 = cache_record(ser, 2); /* record 0 is the dictionary */
+    memcpy(key, ser + r1, 8), memcpy(ser + r1, ser + r2, 8), memcpy(ser + r2, key, 8);
+    pack_cached(items, n, &ser, &ser_size, want, want_size, "two frames under each other's keys");
+    ser[ser_size / 2] ^= 0x40;
+    pack_cached(items, n, &ser, &ser_size, want, want_size, "a flipped byte");
+    pack_cached(items, n, &ser, &ser_size, want, want_size, "a cache refilled after the flip");
+    size_t one = 0; /* the first target's items alone: the records of the others are dropped */
+    while (one < n && strcmp(items[one].co.target, items[0].co.target) == 0) one++;
+    if (one < n && aot_bundle_write(items, one, &o, &b, &s, &d) == 0) {
+        pack_cached(items, one, &ser, &ser_size, b, s, "one target of the cached ones");
+        CHECK(ser_size < full, "unused records dropped (%zu of %zu bytes kept)", ser_size, full);
+        free(b);
+    }
+    free(ser);
+    free(want);
+}
+
 static void test_bundles(int n, char **paths, const char *readelf)
 {
     aot_pack_item *items = calloc((size_t)n, sizeof *items);
@@ -263,7 +330,7 @@ static void test_bundles(int n, char **paths, const char *readelf)
     unsigned char *b1, *b2;
     size_t s1, s2;
     aot_diag d;
-    aot_pack_options o = {AOT_PACK_DEFAULT_LEVEL, AOT_DICT_AUTO};
+    aot_pack_options o = {AOT_PACK_DEFAULT_LEVEL, AOT_DICT_AUTO, NULL};
     CHECK(aot_bundle_write(items, (size_t)n, &o, &b1, &s1, &d) == 0, "pack: %s", d.msg);
     CHECK(aot_bundle_write(items, (size_t)n, &o, &b2, &s2, &d) == 0 && s1 == s2 && memcmp(b1, b2, s1) == 0,
           "packing twice gives identical bytes");
@@ -284,6 +351,7 @@ static void test_bundles(int n, char **paths, const char *readelf)
         }
         free(bytes);
     }
+    test_pack_cache(items, (size_t)n);
     aot_pack_item dup[2] = {items[0], items[0]};
     CHECK(aot_bundle_write(dup, 2, &o, &b2, &s2, &d) != 0 && strstr(d.msg, "duplicate"), "duplicates refused");
     aot_pack_item big = items[0];

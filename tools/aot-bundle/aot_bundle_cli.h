@@ -67,10 +67,11 @@ int cmd_embed(int argc, char **argv);
 
 /* Command-line options shared by the subcommands; each accepts the subset in `allowed`. */
 enum { OPT_OUT = 1, OPT_LEVEL = 2, OPT_DICT = 4, OPT_TARGET = 8, OPT_KERNEL = 16,
-       OPT_TARGETS = 32, OPT_JSON = 64 };
+       OPT_TARGETS = 32, OPT_JSON = 64, OPT_CACHE = 128 };
 
 typedef struct {
     const char *out, *target, *kernel, *targets;
+    const char *cache; /* pack --cache FILE */
     aot_pack_options pack;
     int json;
     int nfiles;

@@ -110,15 +110,47 @@ static int add_bundle(pack_list *l, const char *path, keep_fn keep, const cli_op
     return rc;
 }
 
-static int write_out(pack_list *l, const cli_opts *o)
+/* The cache file of --cache: a missing or unreadable one is an empty cache (it only saves
+ * time); NULL when out of memory. */
+static aot_pack_cache *load_cache(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return aot_pack_cache_parse(NULL, 0);
+    fclose(f);
+    unsigned char *data;
+    size_t size;
+    if (cli_read_file(path, &data, &size)) return aot_pack_cache_parse(NULL, 0);
+    aot_pack_cache *c = aot_pack_cache_parse(data, size);
+    free(data);
+    return c;
+}
+
+static int save_cache(const char *path, const aot_pack_cache *c)
+{
+    unsigned char *data;
+    size_t size;
+    aot_diag d = {""};
+    if (aot_pack_cache_serialize(c, &data, &size, &d)) return cli_error(EXIT_OUTPUT, "%s: %s", path, d.msg);
+    int rc = cli_write_file(path, data, size);
+    free(data);
+    return rc;
+}
+
+static int write_out(pack_list *l, cli_opts *o)
 {
     unsigned char *out;
     size_t size;
     aot_diag d = {""};
-    if (aot_bundle_write(l->items, l->n, &o->pack, &out, &size, &d) != AITER_AOT_STATUS_OK)
-        return cli_error(EXIT_INPUT, "%s", d.msg);
-    int rc = cli_write_file(o->out, out, size);
-    free(out);
+    if (o->cache && (o->pack.cache = load_cache(o->cache)) == NULL) return cli_error(EXIT_INPUT, "out of memory");
+    int rc = EXIT_INPUT;
+    if (aot_bundle_write(l->items, l->n, &o->pack, &out, &size, &d) != AITER_AOT_STATUS_OK) {
+        cli_error(EXIT_INPUT, "%s", d.msg);
+    } else {
+        rc = cli_write_file(o->out, out, size);
+        free(out);
+    }
+    if (rc == 0 && o->cache) rc = save_cache(o->cache, o->pack.cache);
+    aot_pack_cache_free(o->pack.cache);
     return rc;
 }
 
@@ -137,7 +169,7 @@ int cmd_pack(int argc, char **argv)
 {
     cli_opts o;
     pack_list l = {0};
-    if (cli_parse(argc, argv, OPT_OUT | OPT_LEVEL | OPT_DICT | OPT_TARGET, &o)) return EXIT_USAGE;
+    if (cli_parse(argc, argv, OPT_OUT | OPT_LEVEL | OPT_DICT | OPT_TARGET | OPT_CACHE, &o)) return EXIT_USAGE;
     if (o.nfiles == 0) {
         cli_opts_free(&o);
         return cli_error(EXIT_USAGE, "pack: no code objects given (an empty bundle is never wanted)");

@@ -34,7 +34,8 @@ static int option(int *i, int argc, char **argv, unsigned allowed, cli_opts *o)
     const char *a = argv[*i];
     static const struct { const char *name; unsigned bit; } table[] = {
         {"-o", OPT_OUT}, {"--level", OPT_LEVEL}, {"--dict", OPT_DICT}, {"--target", OPT_TARGET},
-        {"--kernel", OPT_KERNEL}, {"--targets", OPT_TARGETS}, {"--json", OPT_JSON}};
+        {"--kernel", OPT_KERNEL}, {"--targets", OPT_TARGETS}, {"--json", OPT_JSON},
+        {"--cache", OPT_CACHE}};
     for (size_t t = 0; t < sizeof table / sizeof table[0]; t++) {
         if (strcmp(a, table[t].name) != 0) continue;
         if (!(allowed & table[t].bit))
@@ -48,6 +49,7 @@ static int option(int *i, int argc, char **argv, unsigned allowed, cli_opts *o)
         case OPT_DICT: return parse_dict(v, &o->pack.dict) ? EXIT_USAGE : 0;
         case OPT_TARGET: o->target = v; return 0;
         case OPT_KERNEL: o->kernel = v; return 0;
+        case OPT_CACHE: o->cache = v; return 0;
         default: o->targets = v; return 0;
         }
     }

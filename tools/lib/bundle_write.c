@@ -1,8 +1,12 @@
 /* bundle_write.c : see bundle_write.h. The only code that lays out a bundle. */
+#define _POSIX_C_SOURCE 200809L /* sysconf(_SC_NPROCESSORS_ONLN) */
 #include "bundle_write.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zdict.h>
@@ -10,6 +14,7 @@
 
 #include "bundle.h"
 #include "hash.h"
+#include "pack_cache.h"
 
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
@@ -49,7 +54,7 @@ typedef struct {
     size_t first, count;   /* items */
     unsigned char *blob;   /* concatenated code objects */
     size_t usize;
-    unsigned char *z;      /* compressed */
+    const unsigned char *z; /* compressed: a job's result (pack_state.jobs owns it) */
     size_t csize;
     const char *target;
     int base;              /* frame whose bytes were the zstd prefix, or -1 */
@@ -88,23 +93,146 @@ static unsigned window_log(size_t usize)
     return w;
 }
 
-/* One zstd frame of `src`, with an optional dictionary or raw prefix. @return its size, 0 on error. */
-static size_t compress_one(ZSTD_CCtx *cctx, int level, const unsigned char *src, size_t n, const void *dict,
-                           size_t dict_size, const unsigned char *prefix, size_t prefix_size, unsigned char **out)
+/* ---- compression: every frame a pack may write is a job; jobs run on every core ---- */
+
+/* One zstd frame of src, with an optional dictionary or raw prefix (the base frame's bytes).
+ * z is the result, NULL until compressed; `owned` when z was malloc'ed here (not the cache's). */
+typedef struct {
+    const unsigned char *src, *prefix;
+    size_t n, prefix_size;
+    const void *dict;
+    size_t dict_size;
+    int level;
+    const unsigned char *z;
+    size_t zsize;
+    int owned;
+} zjob;
+
+/* @return the frame's size, 0 on error (*out then NULL). */
+static size_t compress_one(ZSTD_CCtx *cctx, const zjob *j, unsigned char **out)
 {
     ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
-    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, j->level);
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_enableLongDistanceMatching, 1);
-    ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, (int)window_log(n + prefix_size));
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, (int)window_log(j->n + j->prefix_size));
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0);
-    if (dict) ZSTD_CCtx_loadDictionary(cctx, dict, dict_size);
-    if (prefix) ZSTD_CCtx_refPrefix(cctx, prefix, prefix_size);
-    size_t cap = ZSTD_compressBound(n);
+    if (j->dict) ZSTD_CCtx_loadDictionary(cctx, j->dict, j->dict_size);
+    if (j->prefix) ZSTD_CCtx_refPrefix(cctx, j->prefix, j->prefix_size);
+    size_t cap = ZSTD_compressBound(j->n);
     *out = malloc(cap);
-    size_t r = *out ? ZSTD_compress2(cctx, *out, cap, src, n) : 0;
+    size_t r = *out ? ZSTD_compress2(cctx, *out, cap, j->src, j->n) : 0;
     if (*out == NULL || ZSTD_isError(r)) return free(*out), *out = NULL, 0;
     return r;
+}
+
+/* Does z decompress to exactly the job's source? Guards what the cache hands back. */
+static int frame_matches(const zjob *j, const unsigned char *z, size_t zsize)
+{
+    ZSTD_DCtx *dctx = ZSTD_createDCtx();
+    unsigned char *back = malloc(j->n ? j->n : 1);
+    size_t r = dctx && back ? 0 : (size_t)-1;
+    if (!ZSTD_isError(r) && j->dict) r = ZSTD_DCtx_loadDictionary(dctx, j->dict, j->dict_size);
+    if (!ZSTD_isError(r) && j->prefix) r = ZSTD_DCtx_refPrefix(dctx, j->prefix, j->prefix_size);
+    if (!ZSTD_isError(r)) r = ZSTD_decompressDCtx(dctx, back, j->n, z, zsize);
+    int ok = !ZSTD_isError(r) && r == j->n && memcmp(back, j->src, j->n) == 0;
+    ZSTD_freeDCtx(dctx);
+    free(back);
+    return ok;
+}
+
+/* The cache key of a job: everything the compressed bytes depend on, libzstd's version too. */
+static uint64_t job_key(const zjob *j)
+{
+    uint64_t f[8] = {0x5a4a4f42u /* "ZJOB" */, ZSTD_versionNumber(), (uint64_t)j->level, j->n,
+                     j->prefix_size, j->dict_size, aot_xxh64(j->src, j->n, 0),
+                     aot_xxh64(j->prefix, j->prefix_size, 0) ^ aot_xxh64(j->dict, j->dict_size, 1)};
+    return aot_xxh64(f, sizeof f, 0);
+}
+
+typedef struct {
+    zjob *jobs;
+    size_t *order; /* largest first, so that the longest job does not start last */
+    size_t n;
+    atomic_size_t next;
+} zqueue;
+
+typedef struct {
+    size_t bytes, index; /* what a job compresses (with its prefix), and which job */
+} job_size;
+
+static int larger_first(const void *a, const void *b)
+{
+    const job_size *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Takes jobs off the queue until none is left; a failed job keeps z NULL. */
+static void *compress_worker(void *arg)
+{
+    zqueue *q = arg;
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    for (size_t i; cctx && (i = atomic_fetch_add(&q->next, 1)) < q->n;) {
+        zjob *j = &q->jobs[q->order[i]];
+        if (j->src == NULL || j->z != NULL) continue; /* not needed, or found in the cache */
+        unsigned char *z;
+        j->zsize = compress_one(cctx, j, &z);
+        j->z = z, j->owned = 1;
+    }
+    ZSTD_freeCCtx(cctx);
+    return NULL;
+}
+
+/* The jobs in the order the workers take them: largest first (with its prefix), so that the
+ * longest job does not start last. @return a malloc'ed permutation, NULL when out of memory. */
+static size_t *job_order(const zjob *jobs, size_t n)
+{
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    job_size *by_size = malloc((n ? n : 1) * sizeof *by_size);
+    for (size_t i = 0; order && by_size && i < n; i++) by_size[i] = (job_size){jobs[i].n + jobs[i].prefix_size, i};
+    if (order && by_size) qsort(by_size, n, sizeof *by_size, larger_first);
+    for (size_t i = 0; order && by_size && i < n; i++) order[i] = by_size[i].index;
+    if (by_size == NULL) free(order), order = NULL;
+    free(by_size);
+    return order;
+}
+
+/* Compresses the jobs without a result on one thread per core, the calling one included. */
+static aiter_aot_status compress_all(zjob *jobs, size_t n, aot_diag *d)
+{
+    zqueue q = {jobs, job_order(jobs, n), n, 0};
+    if (q.order == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    pthread_t helper[15];
+    size_t helpers = 0;
+    while ((long)helpers + 1 < cores && helpers + 1 < n && helpers < sizeof helper / sizeof helper[0] &&
+           pthread_create(&helper[helpers], NULL, compress_worker, &q) == 0)
+        helpers++;
+    compress_worker(&q);
+    for (size_t h = 0; h < helpers; h++) pthread_join(helper[h], NULL);
+    free(q.order);
+    for (size_t i = 0; i < n; i++)
+        if (jobs[i].src && jobs[i].z == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "compression failed");
+    return AITER_AOT_STATUS_OK;
+}
+
+/* Runs the jobs (those with a source): results from the cache where it has them and they
+ * decompress to their source, the others compressed and then added to the cache. The bytes
+ * do not depend on which. */
+static aiter_aot_status run_jobs(zjob *jobs, size_t n, aot_pack_cache *cache, aot_diag *d)
+{
+    for (size_t i = 0; cache && i < n; i++) {
+        const unsigned char *z;
+        size_t zsize;
+        if (jobs[i].src && aot_pack_cache_get(cache, job_key(&jobs[i]), &z, &zsize) == 0 &&
+            frame_matches(&jobs[i], z, zsize))
+            jobs[i].z = z, jobs[i].zsize = zsize, jobs[i].owned = 0;
+    }
+    AOT_FORWARD(compress_all(jobs, n, d));
+    for (size_t i = 0; cache && i < n; i++)
+        if (jobs[i].src && jobs[i].owned) AOT_FORWARD(aot_pack_cache_put(cache, job_key(&jobs[i]), jobs[i].z, jobs[i].zsize, d));
+    return AITER_AOT_STATUS_OK;
 }
 
 /* Same vendor (the triple before "--"), so their code objects look alike. */
@@ -114,34 +242,14 @@ static int same_vendor(const char *a, const char *b)
     return strncmp(a, b, n) == 0 && b[n] == '-';
 }
 
-/* Compresses every frame; a frame whose vendor matches an earlier unchained frame is also
- * tried with that frame's bytes as prefix (gfx950 after gfx942), and the smaller kept. */
-static aiter_aot_status compress_frames(frame_build *fr, size_t nf, int level, const void *dict,
-                                        size_t dict_size, size_t *total, aot_diag *d)
+/* The frame whose bytes frame f is also tried against as a zstd prefix: the first frame of the
+ * same vendor (gfx942 for gfx950), or -1 when f is that frame. That first frame is never
+ * chained itself (nothing of its vendor comes before it), as the format requires of a base. */
+static int base_frame(const frame_build *fr, size_t f)
 {
-    ZSTD_CCtx *cctx = ZSTD_createCCtx();
-    if (cctx == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
-    *total = 0;
-    for (size_t f = 0; f < nf; f++) {
-        free(fr[f].z);
-        fr[f].base = -1;
-        fr[f].csize = compress_one(cctx, level, fr[f].blob, fr[f].usize, dict, dict_size, NULL, 0, &fr[f].z);
-        for (size_t b = 0; b < f && fr[f].z; b++) {
-            if (fr[b].base >= 0 || !same_vendor(fr[b].target, fr[f].target)) continue;
-            unsigned char *z;
-            size_t n = compress_one(cctx, level, fr[f].blob, fr[f].usize, NULL, 0, fr[b].blob, fr[b].usize, &z);
-            if (n && n < fr[f].csize) free(fr[f].z), fr[f].z = z, fr[f].csize = n, fr[f].base = (int)b;
-            else free(z);
-            break;
-        }
-        if (fr[f].z == NULL) {
-            ZSTD_freeCCtx(cctx);
-            return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "compression failed");
-        }
-        *total += pad8(fr[f].csize);
-    }
-    ZSTD_freeCCtx(cctx);
-    return AITER_AOT_STATUS_OK;
+    for (size_t b = 0; b < f; b++)
+        if (same_vendor(fr[b].target, fr[f].target)) return (int)b;
+    return -1;
 }
 
 /* Trains a dictionary on 4 KiB pieces of every code object. @return its size, 0 if none. */
@@ -172,6 +280,25 @@ static size_t train_dict(const aot_pack_item *items, size_t n, unsigned char **d
     return r;
 }
 
+/* train_dict through the cache, keyed by every code object's bytes in order (a record of
+ * size 0: too little input to train one). *size 0 and *dict NULL: no dictionary. */
+static aiter_aot_status cached_dict(const aot_pack_item *items, size_t n, aot_pack_cache *cache,
+                                    unsigned char **dict, size_t *size, aot_diag *d)
+{
+    uint64_t key = aot_xxh64("DICT", 4, ZSTD_versionNumber());
+    for (size_t i = 0; i < n; i++) key = aot_xxh64(items[i].bytes, items[i].size, key);
+    const unsigned char *hit;
+    *dict = NULL;
+    if (cache && aot_pack_cache_get(cache, key, &hit, size) == 0) {
+        if (*size == 0) return AITER_AOT_STATUS_OK;
+        if ((*dict = malloc(*size)) == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
+        memcpy(*dict, hit, *size);
+        return AITER_AOT_STATUS_OK;
+    }
+    *size = train_dict(items, n, dict);
+    return cache ? aot_pack_cache_put(cache, key, *dict ? (const void *)*dict : "", *size, d) : AITER_AOT_STATUS_OK;
+}
+
 /* ---- layout ---- */
 
 typedef struct {
@@ -180,6 +307,7 @@ typedef struct {
     unsigned char *dict;
     size_t nf;
     frame_build *fr;
+    zjob *jobs; /* 3 a frame: see frame_jobs */
     uint64_t *item_offset;
 } pack_state;
 
@@ -289,37 +417,59 @@ static aiter_aot_status check_duplicates(const aot_pack_item *items, size_t n, a
     return AITER_AOT_STATUS_OK;
 }
 
+/* The jobs of frame f in s->jobs: [0] plain, [1] with the dictionary, [2] chained to its base
+ * frame; a job a pack does not need has no source. */
+static zjob *frame_jobs(pack_state *s, size_t f) { return &s->jobs[3 * f]; }
+
+/* What frame f is written as: the smaller of its plain (or dictionary) form and its chained
+ * form, the plain form on a tie. Sets z, csize and base. @return its padded size. */
+static size_t pick(pack_state *s, size_t f, int with_dict)
+{
+    const zjob *j = frame_jobs(s, f), *own = &j[with_dict ? 1 : 0];
+    frame_build *fr = &s->fr[f];
+    int chain = j[2].src && j[2].zsize < own->zsize;
+    fr->z = chain ? j[2].z : own->z;
+    fr->csize = chain ? j[2].zsize : own->zsize;
+    fr->base = chain ? base_frame(s->fr, f) : -1;
+    return pad8(fr->csize);
+}
+
+/* Every frame compressed the ways the mode allows, all in one batch of jobs; then the
+ * dictionary is kept when the mode says so, or (auto) when the bundle with it is smaller. */
 static aiter_aot_status choose_compression(pack_state *s, aot_pack_item *items, size_t n,
                                            const aot_pack_options *o, size_t *payload, aot_diag *d)
 {
+    size_t ds = 0;
+    if (o->dict != AOT_DICT_NONE) AOT_FORWARD(cached_dict(items, n, o->cache, &s->dict, &ds, d));
+    if (ds == 0 && o->dict == AOT_DICT_ALWAYS)
+        return aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT,
+                        "too little input to train a dictionary (need 64 KiB of code objects)");
+    if ((s->jobs = calloc(3 * s->nf, sizeof *s->jobs)) == NULL)
+        return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (size_t f = 0; f < s->nf; f++) {
+        zjob *j = frame_jobs(s, f), plain = {s->fr[f].blob, NULL, s->fr[f].usize, 0, NULL, 0, o->level, NULL, 0, 0};
+        int b = base_frame(s->fr, f);
+        if (o->dict != AOT_DICT_ALWAYS) j[0] = plain;
+        if (ds) j[1] = plain, j[1].dict = s->dict, j[1].dict_size = ds;
+        if (b >= 0) j[2] = plain, j[2].prefix = s->fr[b].blob, j[2].prefix_size = s->fr[b].usize;
+    }
+    AOT_FORWARD(run_jobs(s->jobs, 3 * s->nf, o->cache, d));
     size_t plain = 0, with_dict = 0;
-    if (o->dict != AOT_DICT_ALWAYS) AOT_FORWARD(compress_frames(s->fr, s->nf, o->level, NULL, 0, &plain, d));
-    if (o->dict == AOT_DICT_NONE) {
-        *payload = plain;
-        return AITER_AOT_STATUS_OK;
+    for (size_t f = 0; f < s->nf; f++) {
+        if (o->dict != AOT_DICT_ALWAYS) plain += pick(s, f, 0);
+        if (ds) with_dict += pick(s, f, 1);
     }
-    size_t ds = train_dict(items, n, &s->dict);
-    if (ds == 0) {
-        if (o->dict == AOT_DICT_ALWAYS)
-            return aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT,
-                            "too little input to train a dictionary (need 64 KiB of code objects)");
-        *payload = plain;
-        return AITER_AOT_STATUS_OK;
-    }
-    AOT_FORWARD(compress_frames(s->fr, s->nf, o->level, s->dict, ds, &with_dict, d));
-    if (o->dict == AOT_DICT_ALWAYS || with_dict + pad8(ds) < plain) {
-        s->h.dict_size = (uint32_t)ds;
-        *payload = with_dict;
-        return AITER_AOT_STATUS_OK;
-    }
-    free(s->dict), s->dict = NULL;
-    return compress_frames(s->fr, s->nf, o->level, NULL, 0, payload, d);
+    int use_dict = ds && (o->dict == AOT_DICT_ALWAYS || with_dict + pad8(ds) < plain);
+    *payload = 0;
+    for (size_t f = 0; f < s->nf; f++) *payload += pick(s, f, use_dict);
+    s->h.dict_size = use_dict ? (uint32_t)ds : 0;
+    return AITER_AOT_STATUS_OK;
 }
 
 aiter_aot_status aot_bundle_write(aot_pack_item *items, size_t n, const aot_pack_options *opt,
                                   unsigned char **out, size_t *out_size, aot_diag *d)
 {
-    aot_pack_options o = opt ? *opt : (aot_pack_options){AOT_PACK_DEFAULT_LEVEL, AOT_DICT_AUTO};
+    aot_pack_options o = opt ? *opt : (aot_pack_options){AOT_PACK_DEFAULT_LEVEL, AOT_DICT_AUTO, NULL};
     if (o.level < 1 || o.level > 22)
         return aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT, "zstd level %d is not in 1..22", o.level);
     qsort(items, n, sizeof *items, item_order);
@@ -334,7 +484,9 @@ aiter_aot_status aot_bundle_write(aot_pack_item *items, size_t n, const aot_pack
                               : aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
     if (st == AITER_AOT_STATUS_OK) st = choose_compression(&s, items, n, &o, &payload, d);
     if (st == AITER_AOT_STATUS_OK) st = emit(&s, items, n, payload, out, out_size, d);
-    for (size_t f = 0; s.fr && f < s.nf; f++) free(s.fr[f].blob), free(s.fr[f].z);
-    free(s.fr), free(s.item_offset), free(s.st.buf), free(s.dict);
+    for (size_t f = 0; s.fr && f < s.nf; f++) free(s.fr[f].blob);
+    for (size_t j = 0; s.jobs && j < 3 * s.nf; j++)
+        if (s.jobs[j].owned) free((void *)s.jobs[j].z);
+    free(s.fr), free(s.jobs), free(s.item_offset), free(s.st.buf), free(s.dict);
     return st;
 }
