@@ -274,13 +274,14 @@ AOT_DEV void load_row(const aot_route_kargs &a, int row, float (&x)[VPT])
     const int lane = aot_lane();
     constexpr int PER16 = DT == AOT_GATING_F32 ? 4 : 8; /* logits in 16 bytes */
     if (CONTIG && VPT % PER16 == 0 && a.vec) {
-        const aot_i64 at = (aot_i64)row * a.row_stride + lane * VPT;
+        const bool in = lane * VPT < a.experts;
+        /* a lane past the row reads the row's first run instead (a valid address) and discards it */
+        const aot_i64 at = (aot_i64)row * a.row_stride + (in ? lane * VPT : 0);
         const aot_u32 *g = DT == AOT_GATING_F32 ? (const aot_u32 *)a.gating + at
                                                 : (const aot_u32 *)((const aot_u16 *)a.gating + at);
-        const bool in = lane * VPT < a.experts;
 #pragma unroll
         for (int c = 0; c < VPT / PER16; c++) {
-            const aot_u32x4 q = aot_load_u32x4(g + (in ? 4 * c : 0) - (in ? 0 : at)); /* row 0: a valid address */
+            const aot_u32x4 q = aot_load_u32x4(g + 4 * c);
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const aot_u32 w = q.v[i];

@@ -32,6 +32,8 @@ int main(int argc, char **argv)
         {17, 256, 8, SIGMOID, F32, 1, 8, 4, 1, 2.5f, 0, 1, 0, 0},
         {9, 256, 8, SIGMOID, F16, 1, 8, 4, 1, 2.5f, 0, 0, 1, 0},
         {12, 256, 8, SIGMOID, BF16, 1, 8, 4, 1, 2.5f, 0, 0, 2, 0},
+        /* 6 groups of 32: at wave 32 lanes 24..31 hold no experts in the 16-byte-load path */
+        {33, 192, 8, SIGMOID, BF16, 1, 6, 3, 1, 2.5f, 0, 0, 0, 0},
         /* DeepSeek-V2-style: softmax groups without a bias (group score: the max) */
         {21, 160, 6, SOFTMAX, BF16, 0, 8, 3, 0, 1.0f, 0, 0, 0, 0},
         {13, 64, 6, SOFTMAX, F32, 0, 8, 3, 1, 16.0f, 0, 0, 2, 0},
