@@ -104,6 +104,15 @@ AOT_DEV void softmax_stats(const float (&x)[VPT], float &mx, float &inv)
     inv = sum > 0.0f ? 1.0f / sum : 0.0f;
 }
 
+/* Output slot s of a row: its weight and expert id (int32 or int64). */
+AOT_DEV void store_slot(const aot_route_kargs &a, int row, int s, float w, int e)
+{
+    const aot_i64 o = (aot_i64)row * a.k + s;
+    a.weights[o] = w;
+    if (a.ids_int64) ((aot_i64 *)a.ids)[o] = e;
+    else ((int *)a.ids)[o] = e;
+}
+
 /* Renormalizes (guarded as vLLM's: the sum is at least 1e-20), scales and writes slot `lane`
  * (lanes below k; e < 0 writes id -1, weight 0). */
 AOT_DEV void write_slot(const aot_route_kargs &a, int row, float w, int e)
@@ -113,16 +122,21 @@ AOT_DEV void write_slot(const aot_route_kargs &a, int row, float w, int e)
     if (!on) w = 0.0f;
     if (a.renormalize) w *= aot_rcp_fast(aot_fmaxf(aot_wave_sum_f32(w), 1e-20f)); /* <= 1 ulp */
     w *= a.scale;
-    if (!on) return;
-    const aot_i64 o = (aot_i64)row * a.k + lane;
-    a.weights[o] = w;
-    if (a.ids_int64) ((aot_i64 *)a.ids)[o] = e;
-    else ((int *)a.ids)[o] = e;
+    if (on) store_slot(a, row, lane, w, e);
 }
 
 AOT_DEV aot_i64 hash_index(const void *p, int hash_int64, aot_i64 i)
 {
     return hash_int64 ? ((const aot_i64 *)p)[i] : (aot_i64)((const int *)p)[i];
+}
+
+/* Hash routing's expert for slot s of a row: tid2eid[input_ids[row], s], or -1 for a token id
+ * outside the table or an entry outside [0, experts). */
+AOT_DEV int hash_expert(const aot_route_kargs &a, int row, int s)
+{
+    const aot_i64 tok = hash_index(a.input_ids, a.hash_int64, row);
+    const aot_i64 id = tok >= 0 && tok < a.vocab ? hash_index(a.tid2eid, a.hash_int64, tok * a.k + s) : -1;
+    return id >= 0 && id < a.experts ? (int)id : -1;
 }
 
 /* Hash routing: slot s's expert is tid2eid[input_ids[row], s]; an id outside the table, or an
@@ -139,12 +153,7 @@ AOT_DEV void hash_row(const aot_route_kargs &a, int row)
         for (int j = 0; j < VPT; j++) x[j] = j * AOT_WAVE + lane < a.experts ? route_logit<DT>(a, row, j * AOT_WAVE + lane) : -AOT_INF;
         softmax_stats<VPT>(x, mx, inv);
     }
-    int e = -1;
-    if (lane < a.k) {
-        const aot_i64 tok = hash_index(a.input_ids, a.hash_int64, row);
-        const aot_i64 t = tok >= 0 && tok < a.vocab ? hash_index(a.tid2eid, a.hash_int64, tok * a.k + lane) : -1;
-        e = t >= 0 && t < a.experts ? (int)t : -1;
-    }
+    const int e = lane < a.k ? hash_expert(a, row, lane) : -1;
     const float w = e >= 0 ? route_score(a.scoring, route_logit<DT>(a, row, e), mx, inv) : 0.0f;
     write_slot(a, row, w, e);
 }
@@ -162,23 +171,14 @@ AOT_DEV void hash_lanes(const aot_route_kargs &a)
     const int t = aot_thread_x(), s = t & (P - 1);
     const int row = aot_block_x() * (AOT_TOPK_BLOCK / P) + t / P;
     const bool on = row < a.tokens && s < a.k;
-    int e = -1;
-    if (on) {
-        const aot_i64 tok = hash_index(a.input_ids, a.hash_int64, row);
-        const aot_i64 id = tok >= 0 && tok < a.vocab ? hash_index(a.tid2eid, a.hash_int64, tok * a.k + s) : -1;
-        e = id >= 0 && id < a.experts ? (int)id : -1;
-    }
+    const int e = on ? hash_expert(a, row, s) : -1;
     float w = e >= 0 ? route_score(a.scoring, route_logit<DT>(a, row, e), 0.0f, 0.0f) : 0.0f;
     if (a.renormalize) {
         float sum = w;
         for (int m = 1; m < P; m <<= 1) sum += aot_shfl_xor_f32(sum, m);
         w *= aot_rcp_fast(aot_fmaxf(sum, 1e-20f));
     }
-    if (!on) return;
-    const aot_i64 o = (aot_i64)row * a.k + s;
-    a.weights[o] = w * a.scale;
-    if (a.ids_int64) ((aot_i64 *)a.ids)[o] = e;
-    else ((int *)a.ids)[o] = e;
+    if (on) store_slot(a, row, s, w * a.scale, e);
 }
 
 /* Expert of slot j of the lane: strided (j W + lane) or, with CONTIG, the lane's own run
