@@ -9,6 +9,16 @@ aiter_aot_status aot_op_find(const char *name, unsigned kargs_size, aot_op_kerne
     return AITER_AOT_STATUS_OK;
 }
 
+aiter_aot_status aot_op_lanes(const char *probe, unsigned kargs_size, int experts, unsigned *wave, unsigned *vpt,
+                              aot_diag *d)
+{
+    aot_op_kernel k;
+    AOT_FORWARD(aot_op_find(probe, kargs_size, &k, d));
+    *wave = k.wave, *vpt = 1;
+    while (*vpt * *wave < (unsigned)experts) *vpt *= 2;
+    return AITER_AOT_STATUS_OK;
+}
+
 aiter_aot_status aot_op_run(const aot_op_kernel *k, void *kargs, unsigned grid, unsigned block, unsigned shared,
                             unsigned flags, void *stream, aot_diag *d)
 {

@@ -28,6 +28,12 @@ typedef struct {
  * its argument size against the bundle's record. */
 aiter_aot_status aot_op_find(const char *name, unsigned kargs_size, aot_op_kernel *k, aot_diag *d);
 
+/* For ops with a row of `experts` spread over a wave: *wave, the current device's wave size
+ * (found through kernel `probe`, any variant of the op), and *vpt, the smallest power of two
+ * with vpt * wave >= experts (the variant's experts a lane). */
+aiter_aot_status aot_op_lanes(const char *probe, unsigned kargs_size, int experts, unsigned *wave, unsigned *vpt,
+                              aot_diag *d);
+
 /* Launches a found kernel with a 1-D grid and `shared` bytes of dynamic shared memory (what its
  * AOT_SHARED_DYN array takes); flags: 0 or AOT_LAUNCH_FOLLOWS (gpu.h). */
 aiter_aot_status aot_op_run(const aot_op_kernel *k, void *kargs, unsigned grid, unsigned block, unsigned shared,

@@ -62,11 +62,9 @@ aiter_aot_status aiter_aot_topk_softmax(const aiter_aot_topk_softmax_args *args,
     aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "topk_softmax", &d);
     if (s == AITER_AOT_STATUS_OK) s = topk_check(&a, &d);
     if (s != AITER_AOT_STATUS_OK || a.tokens == 0) return aot_api_return(s, &d);
-    aot_op_kernel probe; /* the device's wave size, from any variant */
-    s = aot_op_find(aot_kernel_name(AOT_K_topk_softmax_v1), sizeof(aot_topk_kargs), &probe, &d);
+    unsigned wave, vpt;
+    s = aot_op_lanes(aot_kernel_name(AOT_K_topk_softmax_v1), sizeof(aot_topk_kargs), a.experts, &wave, &vpt, &d);
     if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, &d);
-    unsigned wave = probe.wave, vpt = 1;
-    while (vpt * wave < (unsigned)a.experts) vpt *= 2;
     const int32_t wide = wide_rows(&a, vpt);
     /* _full: rows of exactly vpt * wave experts loaded whole, with no bounds tests */
     const int full = wide && vpt * wave == (unsigned)a.experts;

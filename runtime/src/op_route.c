@@ -98,11 +98,9 @@ aiter_aot_status aiter_aot_topk_route(const aiter_aot_topk_route_args *args, voi
     aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "topk_route", &d);
     if (s == AITER_AOT_STATUS_OK) s = route_check(&a, &d);
     if (s != AITER_AOT_STATUS_OK || a.tokens == 0) return aot_api_return(s, &d);
-    aot_op_kernel probe; /* the device's wave size, from any variant */
-    s = aot_op_find(aot_kernel_name(AOT_K_topk_route_v1), sizeof(aot_route_kargs), &probe, &d);
+    unsigned wave, vpt;
+    s = aot_op_lanes(aot_kernel_name(AOT_K_topk_route_v1), sizeof(aot_route_kargs), a.experts, &wave, &vpt, &d);
     if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, &d);
-    unsigned wave = probe.wave, vpt = 1;
-    while (vpt * wave < (unsigned)a.experts) vpt *= 2;
     const int layout = route_layout(&a, vpt, wave), grouped = a.n_group > 1 && !a.input_ids;
     const size_t esize = a.gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 2;
     const int vec = layout == AOT_ROUTE_LANE_GROUPS && vpt * esize % 16 == 0 && !aot_misaligned(a.gating, 16) &&
