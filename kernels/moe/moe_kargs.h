@@ -71,6 +71,8 @@ typedef struct {
     float scale;             /* routed_scaling_factor */
     int32_t vec;             /* set by the runtime: the lane-groups layout with rows 16-byte
                               * aligned, for 16-byte loads of each lane's run */
+    int32_t vec_bias;        /* set by the runtime: vec, and bias 16-byte aligned: each lane's
+                              * run of bias read in 16-byte loads too */
 } aot_route_kargs;
 
 /* moe_align_block_size runs moe_sort_count and moe_sort_chunk_scan on `sort` (no mask, no

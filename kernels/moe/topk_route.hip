@@ -294,10 +294,43 @@ AOT_DEV void load_row(const aot_route_kargs &a, int row, float (&x)[VPT])
         for (int j = 0; j < VPT; j++) x[j] = !in || x[j] != x[j] ? -AOT_INF : x[j];
         return;
     }
+    /* slots past the row read the row's expert 0 and discard it: a load under a per-slot
+     * branch took a branch, a reconvergence point and its own address (about 8 instructions a
+     * slot against 4) */
 #pragma unroll
     for (int j = 0; j < VPT; j++) {
         const int e = expert_of<VPT, CONTIG>(j, lane);
-        x[j] = e < a.experts ? route_logit<DT>(a, row, e) : -AOT_INF;
+        const float v = route_logit<DT>(a, row, e < a.experts ? e : 0);
+        x[j] = e < a.experts ? v : -AOT_INF;
+    }
+}
+
+/* Adds the correction bias to the lane's selection scores; slots past the row become
+ * candidates of none. With a.vec_bias the lane's run of bias comes in 16-byte loads. */
+template <int VPT, bool CONTIG>
+AOT_DEV void add_bias(const aot_route_kargs &a, float (&x)[VPT], aot_u32 &taken)
+{
+    const int lane = aot_lane();
+    if (CONTIG && VPT % 4 == 0 && a.vec_bias) {
+        const bool in = lane * VPT < a.experts;
+        const aot_u32 *b = (const aot_u32 *)a.bias + (in ? lane * VPT : 0);
+#pragma unroll
+        for (int c = 0; c < VPT / 4; c++) {
+            const aot_u32x4 q = aot_load_u32x4(b + 4 * c);
+#pragma unroll
+            for (int i = 0; i < 4; i++) x[4 * c + i] += aot_f32_from_bits(q.v[i]);
+        }
+        if (!in) taken = ~0u;
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < VPT; j++)
+        if (expert_of<VPT, CONTIG>(j, lane) >= a.experts) taken |= 1u << j;
+    if (!a.bias) return;
+#pragma unroll
+    for (int j = 0; j < VPT; j++) {
+        const int e = expert_of<VPT, CONTIG>(j, lane);
+        x[j] += a.bias[e < a.experts ? e : 0]; /* past the row: taken already */
     }
 }
 
@@ -325,12 +358,7 @@ AOT_DEV void route_row(const aot_route_kargs &a, int row)
     if (a.scoring == AOT_ROUTE_SOFTMAX) softmax_stats<VPT>(x, mx, inv);
     aot_u32 taken = 0; /* bit j: the lane's expert j is not a candidate */
     score_row<VPT>(a.scoring, x, mx, inv, CONTIG ? VPT : (E + AOT_WAVE - 1) / AOT_WAVE);
-#pragma unroll
-    for (int j = 0; j < VPT; j++) { /* x becomes the selection score */
-        const int e = expert_of<VPT, CONTIG>(j, lane);
-        if (e >= E) taken |= 1u << j;
-        else if (a.bias) x[j] += a.bias[e];
-    }
+    add_bias<VPT, CONTIG>(a, x, taken); /* x becomes the selection score */
     if (CONTIG) keep_lane_groups<VPT>(a, x, taken);
     else if (GROUPS && a.n_group > 1) keep_groups<VPT>(a, x, taken);
     aot_u32 key[VPT]; /* the candidates' order keys (0: none) */

@@ -112,7 +112,8 @@ aiter_aot_status aiter_aot_topk_route(const aiter_aot_topk_route_args *args, voi
                          .n_group = grouped ? a.n_group : 1, .topk_group = grouped ? a.topk_group : 1,
                          .renormalize = a.renormalize != 0, .dtype = (int32_t)a.gating_dtype,
                          .ids_int64 = a.topk_ids_int64 != 0, .hash_int64 = a.hash_ids_int64 != 0,
-                         .scale = a.routed_scaling_factor == 0.0f ? 1.0f : a.routed_scaling_factor, .vec = vec};
+                         .scale = a.routed_scaling_factor == 0.0f ? 1.0f : a.routed_scaling_factor, .vec = vec,
+                         .vec_bias = vec && vpt % 4 == 0 && !a.input_ids && a.bias && !aot_misaligned(a.bias, 16)};
     const unsigned rows_per_block = route_rows_per_block(layout, a.k, wave);
     const unsigned grid = (unsigned)((a.tokens + rows_per_block - 1) / rows_per_block);
     return aot_api_return(aot_op_launch(route_variant(vpt, layout), &k, sizeof k, grid, AOT_TOPK_BLOCK, 0, stream, &d), &d);
