@@ -1019,9 +1019,12 @@ static PyObject *py_stats(PyObject *self, PyObject *a)
     aiter_aot_stats st = {.size = sizeof st};
     aiter_aot_status s = aiter_aot_get_stats(&st);
     if (s != AITER_AOT_STATUS_OK) return status_error(s, "stats");
-    return Py_BuildValue("{sKsKsKsK}", "modules_loaded", (unsigned long long)st.modules_loaded,
+    return Py_BuildValue("{sKsKsKsKsKsKsK}", "modules_loaded", (unsigned long long)st.modules_loaded,
                          "frames_decompressed", (unsigned long long)st.frames_decompressed, "launches",
-                         (unsigned long long)st.launches, "device_loads", (unsigned long long)st.device_loads);
+                         (unsigned long long)st.launches, "device_loads", (unsigned long long)st.device_loads,
+                         "decompress_ns", (unsigned long long)st.decompress_ns, "module_load_ns",
+                         (unsigned long long)st.module_load_ns, "function_lookup_ns",
+                         (unsigned long long)st.function_lookup_ns);
 }
 
 static PyObject *py_version(PyObject *self, PyObject *a)

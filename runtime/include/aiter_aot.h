@@ -98,17 +98,22 @@ AITER_AOT_API size_t aiter_aot_targets(const char **out, size_t cap);
  *  @return the number of modules (which may exceed cap). */
 AITER_AOT_API size_t aiter_aot_kernels(const char *target, const char **out, size_t cap);
 
-/* Per-process counters, for tests and monitoring. */
+/* Per-process counters, for tests and monitoring. The times are wall-clock nanoseconds summed
+ * over every device load: decompressing the target's frame, handing its code objects to the GPU
+ * loader (cuModuleLoadData / hipModuleLoadData), and resolving their kernels
+ * (cuModuleGetFunction / hipModuleGetFunction). */
 typedef struct {
     size_t size;               /* set to sizeof(aiter_aot_stats) before the call */
     uint64_t modules_loaded;   /* code objects handed to the GPU loader, all devices */
     uint64_t frames_decompressed;
     uint64_t launches;
     uint64_t device_loads;     /* devices whose modules were loaded */
+    uint64_t decompress_ns, module_load_ns, function_lookup_ns;
 } aiter_aot_stats;
 
 /*! aiter_aot_get_stats() :
- *  Fills `stats` (whose .size is set by the caller).
+ *  Fills `stats` (whose .size is set by the caller). A caller built against the first
+ *  version of the struct (up to device_loads) gets those fields only.
  *  @return AITER_AOT_STATUS_OK or AITER_AOT_STATUS_INVALID_ARGUMENT. */
 AITER_AOT_API aiter_aot_status aiter_aot_get_stats(aiter_aot_stats *stats);
 

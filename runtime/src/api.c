@@ -1,5 +1,6 @@
 /* api.c : the op-independent public API: status strings, the thread's last error, version,
  * init, what is embedded, counters. */
+#include <stddef.h> /* offsetof */
 #include <stdio.h>
 #include <string.h>
 
@@ -110,7 +111,8 @@ size_t aiter_aot_kernels(const char *target, const char **out, size_t cap)
 aiter_aot_status aiter_aot_get_stats(aiter_aot_stats *stats)
 {
     aot_diag d;
-    if (stats == NULL || stats->size < sizeof *stats)
+    const size_t first_version = offsetof(aiter_aot_stats, decompress_ns);
+    if (stats == NULL || stats->size < first_version)
         return aot_api_return(aot_fail(&d, AITER_AOT_STATUS_INVALID_ARGUMENT,
                                        "aiter_aot_get_stats: stats is NULL or stats->size too small"), &d);
     aot_counters c;
@@ -119,6 +121,11 @@ aiter_aot_status aiter_aot_get_stats(aiter_aot_stats *stats)
     stats->frames_decompressed = c.frames_decompressed;
     stats->launches = c.launches;
     stats->device_loads = c.device_loads;
+    if (stats->size >= sizeof *stats) {
+        stats->decompress_ns = c.decompress_ns;
+        stats->module_load_ns = c.module_load_ns;
+        stats->function_lookup_ns = c.lookup_ns;
+    }
     return aot_api_return(AITER_AOT_STATUS_OK, NULL);
 }
 

@@ -5,6 +5,7 @@
 
 #include <stdlib.h> /* calloc, free */
 #include <string.h> /* strlen, strchr, strstr */
+#include <time.h>   /* clock_gettime */
 
 #include "target_id.h"
 
@@ -46,6 +47,13 @@ static aiter_aot_status pick_frame(const aot_bundle *b, const char *device_targe
     return AITER_AOT_STATUS_OK;
 }
 
+static unsigned long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
 static aiter_aot_status load_entry(const aot_bundle *b, uint32_t e, const unsigned char *bytes,
                                    const aot_gpu *gpu, int device, aot_loaded *out, aot_diag *d)
 {
@@ -55,7 +63,10 @@ static aiter_aot_status load_entry(const aot_bundle *b, uint32_t e, const unsign
     if (r.kernel_count > b->kernels - out->nfns)
         return aot_fail(d, AITER_AOT_STATUS_CORRUPT_BUNDLE, "entry %u: more kernels than the bundle has", e);
     AOT_FORWARD(aot_bundle_check_entry(b, e, bytes, d));
+    unsigned long long t0 = now_ns();
     AOT_FORWARD(gpu->load_module(device, bytes + r.offset, &module, d));
+    unsigned long long t1 = now_ns();
+    out->module_load_ns += t1 - t0;
     out->modules++;
     for (uint32_t k = 0; k < r.kernel_count; k++) {
         aot_kernel_rec kr = aot_bundle_kernel(b, r.kernel_first + k);
@@ -66,6 +77,7 @@ static aiter_aot_status load_entry(const aot_bundle *b, uint32_t e, const unsign
         AOT_FORWARD(gpu->get_function(module, f->name, &f->fn, d));
         out->nfns++;
     }
+    out->lookup_ns += now_ns() - t1;
     return AITER_AOT_STATUS_OK;
 }
 
@@ -78,7 +90,9 @@ aiter_aot_status aot_load_frame(const aot_bundle *b, const char *device_target, 
     AOT_FORWARD(pick_frame(b, device_target, &frame, d));
     out->fns = calloc(b->kernels ? b->kernels : 1, sizeof *out->fns);
     if (out->fns == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
+    unsigned long long t0 = now_ns();
     aiter_aot_status s = aot_bundle_decompress_frame(b, frame, &bytes, d);
+    out->decompress_ns = now_ns() - t0;
     if (s == AITER_AOT_STATUS_OK) out->frames++;
     for (uint32_t e = 0; e < b->entries && s == AITER_AOT_STATUS_OK; e++)
         if (aot_bundle_entry(b, e).frame == frame) s = load_entry(b, e, bytes, gpu, device, out, d);

@@ -28,7 +28,7 @@ typedef struct {
 
 static device_slot slots[AOT_MAX_DEVICES];
 static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
-static atomic_ullong n_modules, n_frames, n_launches, n_devices;
+static atomic_ullong n_modules, n_frames, n_launches, n_devices, ns_decompress, ns_module_load, ns_lookup;
 
 static void init_slots(void)
 {
@@ -68,6 +68,9 @@ static aiter_aot_status load_device(const aot_gpu *gpu, int device, device_slot 
     aiter_aot_status s = aot_load_frame(b, target, gpu, device, &got, d);
     atomic_fetch_add(&n_modules, got.modules);
     atomic_fetch_add(&n_frames, got.frames);
+    atomic_fetch_add(&ns_decompress, got.decompress_ns);
+    atomic_fetch_add(&ns_module_load, got.module_load_ns);
+    atomic_fetch_add(&ns_lookup, got.lookup_ns);
     if (s != AITER_AOT_STATUS_OK) return s;
     slot->fns = got.fns, slot->nfns = got.nfns;
     atomic_fetch_add(&n_devices, 1);
@@ -143,6 +146,9 @@ void aot_counters_read(aot_counters *c)
     c->frames_decompressed = atomic_load(&n_frames);
     c->launches = atomic_load(&n_launches);
     c->device_loads = atomic_load(&n_devices);
+    c->decompress_ns = atomic_load(&ns_decompress);
+    c->module_load_ns = atomic_load(&ns_module_load);
+    c->lookup_ns = atomic_load(&ns_lookup);
 }
 
 void aot_count_launch(void) { atomic_fetch_add(&n_launches, 1); }

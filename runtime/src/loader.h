@@ -27,6 +27,7 @@ aiter_aot_status aot_kernel(const char *name, unsigned args_size, const aot_kern
 typedef struct {
     aot_kernel_fn *fns;
     unsigned nfns, modules, frames;
+    unsigned long long decompress_ns, module_load_ns, lookup_ns; /* wall time of each step */
 } aot_loaded;
 
 /* Picks the frame of checked bundle `b` that a device of `device_target` runs best,
@@ -39,6 +40,7 @@ aiter_aot_status aot_load_frame(const aot_bundle *b, const char *device_target, 
 /* Counters behind aiter_aot_get_stats. */
 typedef struct {
     unsigned long long modules_loaded, frames_decompressed, launches, device_loads;
+    unsigned long long decompress_ns, module_load_ns, lookup_ns;
 } aot_counters;
 void aot_counters_read(aot_counters *c);
 void aot_count_launch(void);

@@ -4,13 +4,12 @@
  * "N passed, N failed"; exits non-zero on any failure.
  *   gpu_test [-v] [--quick] [--mma CUBIN]   the cases (--quick: a subset; --mma: also the
  *                             matrix-fragment probes of CUBIN against the host emulator)
- *   gpu_test --coldstart      time from main() to the first completed launch, in ms */
+ * (bench/coldstart.c times the cold start.) */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cuda_driver.h"
 #include "emu.h"
@@ -19,24 +18,6 @@
 #include "mma_case.h"
 #include "mma_probe.h"
 #include "ref.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int coldstart(double t0, double t_init)
-{
-    harness_mem m = cuda_mem(NULL);
-    harness_tally t = {0, 0, 0};
-    topk_case c = {64, 128, 8, 1, AITER_AOT_DTYPE_BF16, 0, 0};
-    harness_topk(&m, &c, 1, &t);
-    printf("coldstart_ms %.3f cuda_init_ms %.3f (first launch of topk_softmax through the embedded bundle, "
-           "checked: %s)\n", now_ms() - t0, t_init - t0, t.failed ? "FAIL" : "ok");
-    return t.failed != 0;
-}
 
 /* 64 threads make their first call at once: each runs its own case; modules must be loaded
  * exactly once (the runtime's own counters). */
@@ -233,7 +214,6 @@ static void mma_cases(const char *cubin, harness_tally *t)
 
 int main(int argc, char **argv)
 {
-    double t0 = now_ms();
     int verbose = 0, quick = 0;
     const char *mma_cubin = NULL;
     for (int i = 1; i < argc; i++) {
@@ -242,7 +222,6 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--mma") && i + 1 < argc) mma_cubin = argv[++i];
     }
     if (cuda_bind()) return 2;
-    if (argc > 1 && !strcmp(argv[1], "--coldstart")) return coldstart(t0, now_ms());
     harness_mem m = cuda_mem(NULL);
     harness_tally t = {0, 0, verbose};
     concurrent_first_calls(&t); /* first: no call may have loaded anything yet */

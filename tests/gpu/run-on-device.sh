@@ -44,7 +44,7 @@ echo "== compute-sanitizer racecheck of mhc_pre_cluster (quick cases, T = 8200 a
 compute-sanitizer --tool racecheck --error-exitcode 9 --kernel-name kns=mhc_pre_cluster "$b/tests/gpu/gpu_test" --quick > "$out/racecheck.log" 2>&1 || rc=1
 tail -n 2 "$out/racecheck.log"
 echo "== cold start"
-python3 bench/coldstart.py "$b" 10 2>&1 | tee "$out/coldstart.log" || rc=1
+python3 bench/coldstart.py "$b" 20 3 2>&1 | tee "$out/coldstart.log" || rc=1
 echo "== benchmarks"
 python3 bench/bench_moe.py "$b/lib/libaiter_aot.so" "$out" 2>&1 | tee "$out/bench.log" || rc=1
 python3 bench/bench_mhc.py "$b/lib/libaiter_aot.so" "$out" 2>&1 | tee "$out/bench_mhc.log" || rc=1

@@ -1,6 +1,7 @@
 /* api_smoke.c : the static library links into a plain C program and its API answers on a
  * machine without a GPU: what is embedded, version, and the statuses a user gets. Usage:
  * api_smoke TARGET... (the targets configure built). */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,6 +70,11 @@ int main(int argc, char **argv)
     CHECK(strcmp(aiter_aot_status_string((aiter_aot_status)99), "unknown status") == 0, "unknown status string");
     aiter_aot_stats st = {.size = sizeof st};
     CHECK(aiter_aot_get_stats(&st) == AITER_AOT_STATUS_OK && st.launches == 0, "stats");
+    aiter_aot_stats v1 = {.size = offsetof(aiter_aot_stats, decompress_ns), .decompress_ns = 77};
+    CHECK(aiter_aot_get_stats(&v1) == AITER_AOT_STATUS_OK && v1.decompress_ns == 77,
+          "stats of the first version's size: only its fields written");
+    aiter_aot_stats small = {.size = offsetof(aiter_aot_stats, device_loads)};
+    CHECK(aiter_aot_get_stats(&small) == AITER_AOT_STATUS_INVALID_ARGUMENT, "stats size too small");
     api_defects();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;

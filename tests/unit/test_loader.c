@@ -3,6 +3,7 @@
  * load without writing or reading outside any buffer; the hostile ones here must be refused
  * by the reader or by the loader, never overrun its kernel table or its message buffer. */
 #include <stdio.h>
+#include <time.h>
 
 #include "loader.h"
 #include "mkbundle.h"
@@ -43,6 +44,49 @@ static aiter_aot_status open_and_load(const mkb_spec *s, const char *device, uns
 
 static const unsigned char code[16] = "code object 0123";
 static const char *const kernels[] = {"k0", "k1"};
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* A GPU loader that takes 300 us a module, so the loader's timings have something to see. */
+static aiter_aot_status slow_load(int device, const void *image, void **module, aot_diag *d)
+{
+    double until = now_us() + 300;
+    while (now_us() < until) {}
+    return stub_load(device, image, module, d);
+}
+
+/* The step times behind aiter_aot_get_stats: module loads summed over entries, the frame's
+ * decompression measured once. */
+static void test_step_times(void)
+{
+    mkb_frame f[] = {{"amdgcn-amd-amdhsa--gfx942", code, sizeof code}};
+    mkb_entry e[] = {{"a", f[0].target, 0, 0, 1, 0, 8}, {"b", f[0].target, 0, 1, 1, 8, 8}};
+    mkb_spec s = {f, 1, e, 2, kernels, 2};
+    size_t n;
+    unsigned char *data = mkb_build(&s, &n);
+    aot_bundle b;
+    aot_gpu gpu = {0};
+    gpu.load_module = slow_load, gpu.get_function = stub_function;
+    aot_loaded got;
+    aot_diag d = {""};
+    aiter_aot_status st = aot_bundle_open(&b, data, n, &d);
+    if (st == AITER_AOT_STATUS_OK) st = aot_load_frame(&b, "gfx942", &gpu, 0, &got, &d);
+    CHECK(st == AITER_AOT_STATUS_OK, "step-time bundle loads: %s", d.msg);
+    if (st == AITER_AOT_STATUS_OK) {
+        CHECK(got.module_load_ns >= 600000 && got.module_load_ns < 600000000,
+              "module load time sums both modules: %llu ns", got.module_load_ns);
+        CHECK(got.decompress_ns > 0 && got.decompress_ns < got.module_load_ns,
+              "decompression timed apart from module loads: %llu ns", got.decompress_ns);
+        CHECK(got.lookup_ns < got.module_load_ns, "lookups timed apart from module loads: %llu ns", got.lookup_ns);
+        free(got.fns);
+    }
+    free(data);
+}
 
 static void test_good(void)
 {
@@ -201,6 +245,7 @@ int main(void)
     test_find_bounded();
     test_reader_refuses();
     test_good();
+    test_step_times();
     test_overlapping_kernels();
     test_long_target_list();
     printf("%d passed, %d failed\n", passed, failed);
