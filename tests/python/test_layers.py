@@ -321,8 +321,10 @@ def delayed(f, shapes):
     out = f()
     assert [tuple(o.shape) for o in out] == shapes, [o.shape for o in out]
 run("vllm.mhc_pre_delayed", lambda: delayed(lambda: vllm.mhc_pre_delayed(r, fn, sc, base, 1e-6, 1e-6, 1e-6, 2.0, 20,
-                                                                          pm), [(Tn, 4, 1), (Tn, 4, 4), (Tn, C), (Tn, 4)]))
-run("vllm.mhc_pre_delayed first", lambda: vllm.mhc_pre_delayed(r, E(24, C), sc, base, x=x, norm_weight=E(C, d=torch.bfloat16)))
+                                                                          pm),
+                                            [(Tn, 4, 1), (Tn, 4, 4), (Tn, C), (Tn, 4)]))
+run("vllm.mhc_pre_delayed first", lambda: vllm.mhc_pre_delayed(r, E(24, C), sc, base, x=x,
+                                                               norm_weight=E(C, d=torch.bfloat16)))
 run("vllm.mhc_fused_post_pre_delayed", lambda: delayed(
     lambda: vllm.mhc_fused_post_pre_delayed(x, r, post, comb, fn, sc, base, 1e-6, 1e-6, 1e-6, 2.0, 20, pm,
                                             E(C, d=torch.bfloat16), 1e-6, True),
