@@ -14,11 +14,13 @@
  * mhc_fn_terms   fn's three bf16 terms, once per call, as the tiles the projection reads (for
  *                pre_full from 1024 tokens, where every token block would split fn again).
  * mhc_gemm_fused post-mix of the previous sublayer and the projection of its fp32 result, for
- *                few tokens (4 per wave, fn values from shared memory, plain fp32 FMA).
+ *                few tokens (4 per wave, fn values from shared memory, plain fp32 FMA); _bf16:
+ *                of the result as stored, rounded to bf16 (the delayed op's definition).
  * mhc_pre_*      one block per token: reduce the partials, RMS scale, pre, the pre-mix over
  *                the hidden size (16-byte accesses), optionally the sublayer's RMSNorm; then
  *                post and comb (Sinkhorn on 16 lanes of wave 0, rows and columns by shuffles)
- *                last, so the other waves never wait for it.
+ *                last, so the other waves never wait for it. _delayed (DeepSeek-V4.1):
+ *                the collapse uses the previous boundary's pre, and this one's is stored.
  * mhc_post       new[k][h] = post[k] y[h] + sum_j comb[j][k] res[j][h], 8 positions a thread.
  * mhc_head       one block per token: the 4 projections and sum x^2, pre, then the collapse. */
 #include "aot_device.h"
@@ -32,8 +34,10 @@
 /* ---- the fused post-mix + projection (few tokens; fp32 FMA) ---- */
 
 /* The fused projection's input: the previous sublayer's post-mix of token t at position h,
- * new[k] = post[k] y + sum_j comb[j][k] residual[j] in fp32 (stored rounded to bf16); zeros
+ * new[k] = post[k] y + sum_j comb[j][k] residual[j] in fp32 (stored rounded to bf16), or with
+ * ROUND that stored bf16 value itself (the delayed op projects the residual as stored); zeros
  * past the last token. */
+template <bool ROUND>
 AOT_DEV void post_mix(const aot_mhc_gemm_kargs &a, int t, int h, float (&x)[N_])
 {
     if (t >= a.tokens) {
@@ -52,12 +56,14 @@ AOT_DEV void post_mix(const aot_mhc_gemm_kargs &a, int t, int h, float (&x)[N_])
         float v = post[k] * y;
 #pragma unroll
         for (int j = 0; j < N_; j++) v += comb[j * N_ + k] * r[j];
-        x[k] = v;
-        a.residual_out[row + k * C] = aot_f32_to_bf16(v);
+        const aot_u16 b = aot_f32_to_bf16(v);
+        x[k] = ROUND ? aot_bf16_to_f32(b) : v;
+        a.residual_out[row + k * C] = b;
     }
 }
 
-AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_fused(aot_mhc_gemm_kargs a)
+template <bool ROUND>
+AOT_DEV void gemm_fused_body(const aot_mhc_gemm_kargs &a)
 {
     constexpr int WAVES = AOT_MHC_BLOCK / AOT_WAVE, FS = AOT_MHC_MIX * N_ * HC;
     const int tid = aot_thread_x(), lane = aot_lane(), split = aot_block_x() % a.splits;
@@ -81,7 +87,7 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_fused(aot_mhc_gemm_kar
 #pragma unroll
             for (int r = 0; r < R_; r++) {
                 float x[N_];
-                post_mix(a, t0 + r, h0 + hh, x);
+                post_mix<ROUND>(a, t0 + r, h0 + hh, x);
 #pragma unroll
                 for (int j = 0; j < N_; j++) sq[r] += x[j] * x[j];
 #pragma unroll
@@ -105,7 +111,15 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_gemm_fused(aot_mhc_gemm_kar
         }
     }
 }
-AOT_EMU_ENTRY(mhc_gemm_fused, aot_mhc_gemm_kargs)
+
+#define MHC_GEMM_FUSED(name, kargs, rounded)                                                   \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void name(kargs a)                             \
+    {                                                                                          \
+        gemm_fused_body<rounded>(a);                                                           \
+    }                                                                                          \
+    AOT_EMU_ENTRY(name, kargs)
+
+AOT_MHC_FUSED_VARIANTS(MHC_GEMM_FUSED)
 
 /* ---- projection on the matrix units ---- */
 
@@ -462,7 +476,40 @@ AOT_DEV void collapse8(const aot_mhc_pre_kargs &a, aot_i64 t, aot_i64 h, const f
     }
 }
 
-template <bool BROADCAST, bool NORM>
+/* The delayed collapse of 8 positions h..h+7: bf16(sum_j p[j] residual[j]) with the previous
+ * boundary's pre p, or stream 0's bits as they are without it (the torch reference's
+ * residual[:, 0]; a gate (1, 0, 0, 0) would turn another stream's inf into NaN); and aux, the
+ * streams added in order in fp32, divided by 4 and rounded once. */
+AOT_DEV aot_u16x8 delayed8(const aot_mhc_pre_kargs &a, aot_i64 t, aot_i64 h, const float (&p)[N_])
+{
+    const aot_i64 C = a.hidden;
+    aot_u16x8 r[N_];
+    r[0] = aot_load_u16x8(a.residual + t * N_ * C + h);
+    if (a.pre_in == nullptr && a.aux == nullptr) return r[0]; /* the other streams are not read */
+#pragma unroll
+    for (int j = 1; j < N_; j++) r[j] = aot_load_u16x8(a.residual + (t * N_ + j) * C + h);
+    if (a.aux != nullptr) {
+        aot_u16x8 m;
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            m.v[i] = aot_f32_to_bf16((aot_bf16_to_f32(r[0].v[i]) + aot_bf16_to_f32(r[1].v[i]) + aot_bf16_to_f32(r[2].v[i]) +
+                                      aot_bf16_to_f32(r[3].v[i])) * 0.25f);
+        aot_store_u16x8(a.aux + t * C + h, m);
+    }
+    if (a.pre_in == nullptr) return r[0];
+    aot_u16x8 o;
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        o.v[i] = aot_f32_to_bf16(p[0] * aot_bf16_to_f32(r[0].v[i]) + p[1] * aot_bf16_to_f32(r[1].v[i]) +
+                                 p[2] * aot_bf16_to_f32(r[2].v[i]) + p[3] * aot_bf16_to_f32(r[3].v[i]));
+    return o;
+}
+
+/* DELAYED (DeepSeek-V4.1): this token's pre goes to pre_out, the collapse takes pre_in
+ * (delayed8), the RMS divides by the projection input's rms_streams * hidden, and the norm's
+ * sum of squares is over the bf16 collapse (as the delayed TileLang and AITER kernels take it;
+ * the others square the fp32 one). */
+template <bool BROADCAST, bool NORM, bool DELAYED>
 AOT_DEV void pre_body(const aot_mhc_pre_kargs &a)
 {
     const int t = aot_block_x(), tid = aot_thread_x();
@@ -473,21 +520,31 @@ AOT_DEV void pre_body(const aot_mhc_pre_kargs &a)
     AOT_SHARED(aot_u16x8, li_s, NORM ? AOT_MHC_MAX_HIDDEN / 8 : 1);
     aot_grid_wait(); /* pre_full launches it early, after the projection */
     reduce_partials(a, t, mix_s);
-    const float rms = rms_of(a, mix_s, BROADCAST ? 1.0f : (float)N_);
-    if (tid < N_) pre_s[tid] = aot_sigmoid(mix_s[tid] * rms * a.scale[0] + a.base[tid]) + a.pre_eps;
+    const float rms = rms_of(a, mix_s, DELAYED ? (float)a.rms_streams : BROADCAST ? 1.0f : (float)N_);
+    if (tid < N_) {
+        const float pre = aot_sigmoid(mix_s[tid] * rms * a.scale[0] + a.base[tid]) + a.pre_eps;
+        if (DELAYED) a.pre_out[(aot_i64)t * N_ + tid] = pre;
+        pre_s[tid] = !DELAYED ? pre : a.pre_in != nullptr ? a.pre_in[(aot_i64)t * N_ + tid] : 0.0f;
+    }
     aot_sync_block();
     const float p[N_] = {pre_s[0], pre_s[1], pre_s[2], pre_s[3]};
     float sumsq = 0.0f;
     for (aot_i64 h = tid * 8; h < C; h += AOT_MHC_BLOCK * 8) {
-        float u[8];
-        collapse8<BROADCAST>(a, t, h, p, u);
         aot_u16x8 o;
+        if (DELAYED) {
+            o = delayed8(a, t, h, p);
 #pragma unroll
-        for (int i = 0; i < 8; i++) o.v[i] = aot_f32_to_bf16(u[i]), sumsq += u[i] * u[i];
+            for (int i = 0; i < 8; i++) sumsq += aot_bf16_to_f32(o.v[i]) * aot_bf16_to_f32(o.v[i]);
+        } else {
+            float u[8];
+            collapse8<BROADCAST>(a, t, h, p, u);
+#pragma unroll
+            for (int i = 0; i < 8; i++) o.v[i] = aot_f32_to_bf16(u[i]), sumsq += u[i] * u[i];
+        }
         if (NORM) li_s[h / 8] = o;
         else aot_store_u16x8(a.layer_input + t * C + h, o);
     }
-    if (NORM) { /* the sum of squares from the fp32 values, the scale applied to the bf16 ones */
+    if (NORM) { /* the sum of squares (above), the scale applied to the bf16 values */
         const float inv = aot_rsqrt_fast(aot_block_sum_f32<AOT_MHC_BLOCK>(sumsq, scratch) / (float)C + a.norm_eps);
         for (aot_i64 h = tid * 8; h < C; h += AOT_MHC_BLOCK * 8) {
             const aot_u16x8 v = li_s[h / 8], w = aot_load_u16x8(a.norm_weight + h);
@@ -500,10 +557,10 @@ AOT_DEV void pre_body(const aot_mhc_pre_kargs &a)
     if (tid < AOT_WAVE) post_and_comb(a, t, mix_s, rms);
 }
 
-#define MHC_PRE(name, kargs, broadcast, norm)                                                  \
+#define MHC_PRE(name, kargs, broadcast, norm, delayed)                                         \
     AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void name(kargs a)                             \
     {                                                                                          \
-        pre_body<broadcast, norm>(a);                                                          \
+        pre_body<broadcast, norm, delayed>(a);                                                 \
     }                                                                                          \
     AOT_EMU_ENTRY(name, kargs)
 

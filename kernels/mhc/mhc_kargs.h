@@ -60,8 +60,14 @@ typedef struct {
     float *post, *comb;         /* [T][4], [T][4][4] */
     uint16_t *layer_input;      /* bf16 [T][C] */
     uint16_t *residual_out;     /* broadcast: bf16 [T][4][C] */
+    /* the delayed variants: the collapse uses pre_in (the previous boundary's pre; NULL: stream
+     * 0 as it is), this boundary's pre goes to pre_out, and aux (or NULL) gets the streams' mean */
+    const float *pre_in;        /* [T][4] or NULL */
+    float *pre_out;             /* [T][4] */
+    uint16_t *aux;              /* bf16 [T][C] or NULL */
     int32_t tokens, hidden, splits, sinkhorn_iters;
-    float rms_eps, pre_eps, sinkhorn_eps, post_mult, norm_eps, reserved;
+    float rms_eps, pre_eps, sinkhorn_eps, post_mult, norm_eps;
+    int32_t rms_streams;        /* delayed: the projection input had rms_streams * hidden values */
 } aot_mhc_pre_kargs;
 
 typedef struct {

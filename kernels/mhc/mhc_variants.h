@@ -10,16 +10,25 @@
     X(mhc_gemm_n4_terms, aot_mhc_gemm_kargs, AOT_MHC_N, true)                                   \
     X(mhc_gemm_n1_terms, aot_mhc_gemm_kargs, 1, true)
 
-/* X(name, kargs, broadcast, norm): the pre kernel */
+/* X(name, kargs, broadcast, norm, delayed): the pre kernel; delayed: DeepSeek-V4.1's, whose
+ * collapse takes the previous boundary's pre and which stores its own */
 #define AOT_MHC_PRE_VARIANTS(X)                                                                 \
-    X(mhc_pre, aot_mhc_pre_kargs, false, false)                                                 \
-    X(mhc_pre_norm, aot_mhc_pre_kargs, false, true)                                             \
-    X(mhc_pre_broadcast, aot_mhc_pre_kargs, true, false)                                        \
-    X(mhc_pre_broadcast_norm, aot_mhc_pre_kargs, true, true)
+    X(mhc_pre, aot_mhc_pre_kargs, false, false, false)                                          \
+    X(mhc_pre_norm, aot_mhc_pre_kargs, false, true, false)                                      \
+    X(mhc_pre_broadcast, aot_mhc_pre_kargs, true, false, false)                                 \
+    X(mhc_pre_broadcast_norm, aot_mhc_pre_kargs, true, true, false)                             \
+    X(mhc_pre_delayed, aot_mhc_pre_kargs, false, false, true)                                   \
+    X(mhc_pre_delayed_norm, aot_mhc_pre_kargs, false, true, true)
+
+/* X(name, kargs, rounded): the post-mix and projection in one kernel, for few tokens; rounded:
+ * the projection reads the new residual rounded to bf16, as stored (the delayed op), else
+ * the fp32 value (fused_post_pre) */
+#define AOT_MHC_FUSED_VARIANTS(X)                                                               \
+    X(mhc_gemm_fused, aot_mhc_gemm_kargs, false)                                                \
+    X(mhc_gemm_fused_bf16, aot_mhc_gemm_kargs, true)
 
 /* X(name, kargs): kernels of one form each */
 #define AOT_MHC_SINGLE_VARIANTS(X)                                                              \
-    X(mhc_gemm_fused, aot_mhc_gemm_kargs)                                                       \
     X(mhc_fn_terms, aot_mhc_gemm_kargs)                                                         \
     X(mhc_post, aot_mhc_post_kargs)                                                             \
     X(mhc_head, aot_mhc_head_kargs)
@@ -28,6 +37,7 @@
 #define AOT_MHC_PIPELINE_VARIANTS(X) X(mhc_pre_cluster, aot_mhc_cluster_kargs)
 
 /* every kernel every target has */
-#define AOT_MHC_VARIANTS(X) AOT_MHC_GEMM_VARIANTS(X) AOT_MHC_PRE_VARIANTS(X) AOT_MHC_SINGLE_VARIANTS(X)
+#define AOT_MHC_VARIANTS(X)                                                                     \
+    AOT_MHC_GEMM_VARIANTS(X) AOT_MHC_PRE_VARIANTS(X) AOT_MHC_FUSED_VARIANTS(X) AOT_MHC_SINGLE_VARIANTS(X)
 
 #endif

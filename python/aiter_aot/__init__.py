@@ -21,11 +21,11 @@ MHC_PARAMS = (1e-6, 1e-6, 1e-6, 2.0, 20, 1e-6)
 # scoring_func / score_func strings of vLLM and AITER
 ROUTE_SCORING = {"softmax": 0, "sigmoid": 1, "sqrtsoftplus": 2}
 
-__all__ = ["ArgumentError", "Error", "MHC_PARAMS", "ROUTE_SCORING", "device_target", "fmha_varlen_fwd",
-           "gpu_library", "init", "kernels", "last_error", "mhc_fused_post_pre", "mhc_head", "mhc_post", "mhc_pre",
-           "mhc_pre_full", "mhc_prenorm_gemm", "mhc_splits", "mhc_workspace_size", "moe_align_block_size",
-           "moe_align_sizes", "moe_sorting", "moe_sorting_sizes", "preload", "stats", "targets", "topk_route",
-           "topk_softmax", "version"]
+__all__ = ["ArgumentError", "Error", "MHC_PARAMS", "ROUTE_SCORING", "device_target", "fmha_varlen_fwd", "gpu_library",
+           "init", "kernels", "last_error", "mhc_fused_post_pre", "mhc_fused_post_pre_delayed", "mhc_head", "mhc_post",
+           "mhc_pre", "mhc_pre_delayed", "mhc_pre_full", "mhc_prenorm_gemm", "mhc_splits", "mhc_workspace_size",
+           "moe_align_block_size", "moe_align_sizes", "moe_sorting", "moe_sorting_sizes", "preload", "stats",
+           "targets", "topk_route", "topk_softmax", "version"]
 
 
 def version():
@@ -105,6 +105,26 @@ def mhc_fused_post_pre(comb, post, residual, x, fn, residual_out, mix, sqrsum, s
 
 def mhc_head(residual, fn, scale, base, out, rms_eps=1e-6, eps=1e-6, stream=0):
     _native.mhc_head(residual, fn, scale, base, out, rms_eps, eps, stream)
+
+
+def mhc_pre_delayed(residual, x, fn, scale, base, pre_mix, norm_weight, post, comb, layer_input, next_pre_mix,
+                    workspace, params=MHC_PARAMS, stream=0):
+    """DeepSeek-V4.1's delayed pre: the projection of residual [T, 4, C] (or of x, bf16 [T, C] or
+    [T, 4C], with fn [24, x's width]), post, comb and next_pre_mix [T, 4] from it, and
+    layer_input collapsed with pre_mix (the previous boundary's next_pre_mix; None: stream 0).
+    workspace: at least mhc_workspace_size(tokens, hidden) bytes. docs/semantics.md."""
+    _native.mhc_pre_delayed(residual, x, fn, scale, base, pre_mix, norm_weight, post, comb, layer_input, next_pre_mix,
+                            workspace, tuple(params), stream)
+
+
+def mhc_fused_post_pre_delayed(x, residual, post_in, comb_in, fn, scale, base, pre_mix, norm_weight, residual_out, post,
+                               comb, layer_input, next_pre_mix, aux, workspace, params=MHC_PARAMS, stream=0):
+    """The previous sublayer's post-mix (x, post_in, comb_in) into residual_out, then
+    mhc_pre_delayed on residual_out as stored; aux (or None): bf16 [T, C], the mean of
+    residual_out's streams. workspace: at least mhc_workspace_size(tokens, hidden) bytes."""
+    _native.mhc_fused_post_pre_delayed(x, residual, post_in, comb_in, fn, scale, base, pre_mix, norm_weight,
+                                       residual_out, post, comb, layer_input, next_pre_mix, aux, workspace,
+                                       tuple(params), stream)
 
 
 def fmha_varlen_fwd(q, k, v, out, softmax_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, softmax_scale,

@@ -53,7 +53,7 @@ typedef struct {
 
 typedef struct {
     const char *op;
-    pt t[12];
+    pt t[20];
     int n;
     long long stream;
 } call;
@@ -872,6 +872,118 @@ static PyObject *py_mhc_head(PyObject *self, PyObject *a)
     return done_status(&c, s);
 }
 
+/* The delayed ops' coefficients and outputs: pre_mix (optional), norm_weight (optional), post,
+ * comb, layer_input, next_pre_mix; the workspace's bytes. */
+static int mhc_delayed_common(const call *c, const pt *const o[6], const pt *ws, int64_t T, int64_t C)
+{
+    if (spec(c, o[0], M(DT_F32), 2, D(T, 4), "[tokens, 4]", DENSE_ALL, 0) ||
+        spec(c, o[1], M(DT_BF16), 1, D(C), "[hidden]", DENSE_ALL, 16) ||
+        spec(c, o[2], M(DT_F32), 2, D(T, 4), "[tokens, 4]", DENSE_ALL, 0) ||
+        spec(c, o[3], M(DT_F32), 3, D(T, 4, 4), "[tokens, 4, 4]", DENSE_ALL, 0) ||
+        spec(c, o[4], M(DT_BF16), 2, D(T, C), "[tokens, hidden]", DENSE_ALL, 16) ||
+        spec(c, o[5], M(DT_F32), 2, D(T, 4), "[tokens, 4]", DENSE_ALL, 0))
+        return -1;
+    return need_dense(c, ws, DENSE_ALL) || need_align(c, ws, 16);
+}
+
+static size_t bytes_of(const pt *t) { return t->dtype < DT_COUNT ? (size_t)(numel(t) * dt_bytes[t->dtype]) : 0; }
+
+static PyObject *py_mhc_pre_delayed(PyObject *self, PyObject *a)
+{
+    (void)self;
+    PyObject *o[12], *op;
+    call c = {.op = "mhc_pre_delayed"};
+    if (!PyArg_ParseTuple(a, "OOOOOOOOOOOOO|L", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
+                          &o[9], &o[10], &o[11], &op, &c.stream))
+        return NULL;
+    aiter_aot_mhc_pre_delayed_args args = {.size = sizeof args, .hc_mult = 4};
+    if (mhc_params(&c, op, &args.params)) return NULL;
+    TAKE(r, "residual", o[0], 0);
+    TAKE(x, "x", o[1], 1);
+    TAKE(fn, "fn", o[2], 0);
+    TAKE(scale, "scale", o[3], 0);
+    TAKE(base, "base", o[4], 0);
+    TAKE(pm, "pre_mix", o[5], 1);
+    TAKE(nw, "norm_weight", o[6], 1);
+    TAKE(post, "post", o[7], 0);
+    TAKE(comb, "comb", o[8], 0);
+    TAKE(li, "layer_input", o[9], 0);
+    TAKE(next, "next_pre_mix", o[10], 0);
+    TAKE(ws, "workspace", o[11], 0);
+    int64_t T, C;
+    CHECK(mhc_residual(&c, r, 0, &T, &C));
+    CHECK(spec(&c, x, M(DT_BF16), 2, D(T, -1), "[tokens, hidden or 4 * hidden]", DENSE_ALL, 16));
+    const int64_t K = x->present ? x->shape[1] : 4 * C;
+    CHECK(x->present && K != C && K != 4 * C
+              ? value_error(&c, "x has %lld values a token; the op needs hidden (%lld) or 4 * hidden", (long long)K,
+                            (long long)C)
+              : 0);
+    CHECK(spec(&c, fn, M(DT_F32), 2, D(24, K), x->present ? "[24, x's width]" : "[24, 4 * hidden]", DENSE_ALL, 0));
+    CHECK(spec(&c, scale, M(DT_F32), 1, D(3), "[3]", DENSE_ALL, 0));
+    CHECK(spec(&c, base, M(DT_F32), 1, D(24), "[24]", DENSE_ALL, 0));
+    CHECK(mhc_delayed_common(&c, (const pt *const[]){pm, nw, post, comb, li, next}, ws, T, C));
+    CHECK(need_devices(&c, 7, c.n));
+    args.residual = r->data, args.x = x->data, args.fn = (float *)fn->data, args.scale = (float *)scale->data;
+    args.base = (float *)base->data, args.pre_mix = (float *)pm->data, args.norm_weight = nw->data;
+    args.post = (float *)post->data, args.comb = (float *)comb->data, args.layer_input = li->data;
+    args.next_pre_mix = (float *)next->data, args.workspace = ws->data, args.workspace_size = bytes_of(ws);
+    CHECK(as_i32(&c, "tokens", T, &args.tokens) || as_i32(&c, "hidden", C, &args.hidden) ||
+          as_i32(&c, "x's width", x->present ? K : 0, &args.x_width));
+    aiter_aot_status s;
+    LAUNCH(s, aiter_aot_mhc_pre_delayed, args);
+    return done_status(&c, s);
+}
+
+static PyObject *py_mhc_fused_post_pre_delayed(PyObject *self, PyObject *a)
+{
+    (void)self;
+    PyObject *o[16], *op;
+    call c = {.op = "mhc_fused_post_pre_delayed"};
+    if (!PyArg_ParseTuple(a, "OOOOOOOOOOOOOOOOO|L", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
+                          &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15], &op, &c.stream))
+        return NULL;
+    aiter_aot_mhc_fused_post_pre_delayed_args args = {.size = sizeof args, .hc_mult = 4};
+    if (mhc_params(&c, op, &args.params)) return NULL;
+    TAKE(x, "x", o[0], 0);
+    TAKE(r, "residual", o[1], 0);
+    TAKE(pin, "post_in", o[2], 0);
+    TAKE(cin, "comb_in", o[3], 0);
+    TAKE(fn, "fn", o[4], 0);
+    TAKE(scale, "scale", o[5], 0);
+    TAKE(base, "base", o[6], 0);
+    TAKE(pm, "pre_mix", o[7], 1);
+    TAKE(nw, "norm_weight", o[8], 1);
+    TAKE(ro, "residual_out", o[9], 0);
+    TAKE(post, "post", o[10], 0);
+    TAKE(comb, "comb", o[11], 0);
+    TAKE(li, "layer_input", o[12], 0);
+    TAKE(next, "next_pre_mix", o[13], 0);
+    TAKE(aux, "aux", o[14], 1);
+    TAKE(ws, "workspace", o[15], 0);
+    int64_t T, C;
+    CHECK(mhc_residual(&c, r, 0, &T, &C));
+    CHECK(spec(&c, x, M(DT_BF16), 2, D(T, C), "[tokens, hidden]", DENSE_ALL, 16));
+    CHECK(spec(&c, pin, M(DT_F32), 2, D(T, 4), "[tokens, 4]", DENSE_ALL, 0));
+    CHECK(spec(&c, cin, M(DT_F32), 3, D(T, 4, 4), "[tokens, 4, 4]", DENSE_ALL, 0));
+    CHECK(spec(&c, fn, M(DT_F32), 2, D(24, 4 * C), "[24, 4 * hidden]", DENSE_ALL, 0));
+    CHECK(spec(&c, scale, M(DT_F32), 1, D(3), "[3]", DENSE_ALL, 0));
+    CHECK(spec(&c, base, M(DT_F32), 1, D(24), "[24]", DENSE_ALL, 0));
+    CHECK(spec(&c, ro, M(DT_BF16), 3, D(T, 4, C), "[tokens, 4, hidden]", DENSE_ALL, 16));
+    CHECK(spec(&c, aux, M(DT_BF16), 2, D(T, C), "[tokens, hidden]", DENSE_ALL, 16));
+    CHECK(mhc_delayed_common(&c, (const pt *const[]){pm, nw, post, comb, li, next}, ws, T, C));
+    CHECK(need_devices(&c, 9, c.n));
+    args.x = x->data, args.residual = r->data, args.post_in = (float *)pin->data, args.comb_in = (float *)cin->data;
+    args.fn = (float *)fn->data, args.scale = (float *)scale->data, args.base = (float *)base->data;
+    args.pre_mix = (float *)pm->data, args.norm_weight = nw->data, args.residual_out = ro->data;
+    args.post = (float *)post->data, args.comb = (float *)comb->data, args.layer_input = li->data;
+    args.next_pre_mix = (float *)next->data, args.aux = aux->data, args.workspace = ws->data;
+    args.workspace_size = bytes_of(ws);
+    CHECK(as_i32(&c, "tokens", T, &args.tokens) || as_i32(&c, "hidden", C, &args.hidden));
+    aiter_aot_status s;
+    LAUNCH(s, aiter_aot_mhc_fused_post_pre_delayed, args);
+    return done_status(&c, s);
+}
+
 static PyObject *py_mhc_workspace_size(PyObject *self, PyObject *a)
 {
     (void)self;
@@ -1097,6 +1209,12 @@ static PyMethodDef methods[] = {
     {"mhc_fused_post_pre", py_mhc_fused_post_pre, METH_VARARGS,
      "mhc_fused_post_pre(comb, post, residual, x, fn, residual_out, mix, sqrsum, stream=0)"},
     {"mhc_head", py_mhc_head, METH_VARARGS, "mhc_head(residual, fn, scale, base, out, rms_eps, eps, stream=0)"},
+    {"mhc_pre_delayed", py_mhc_pre_delayed, METH_VARARGS,
+     "mhc_pre_delayed(residual, x|None, fn, scale, base, pre_mix|None, norm_weight|None, post, comb, layer_input, "
+     "next_pre_mix, workspace, params, stream=0)"},
+    {"mhc_fused_post_pre_delayed", py_mhc_fused_post_pre_delayed, METH_VARARGS,
+     "mhc_fused_post_pre_delayed(x, residual, post_in, comb_in, fn, scale, base, pre_mix|None, norm_weight|None, "
+     "residual_out, post, comb, layer_input, next_pre_mix, aux|None, workspace, params, stream=0)"},
     {"mhc_workspace_size", py_mhc_workspace_size, METH_VARARGS, "mhc_workspace_size(tokens, hidden) -> bytes"},
     {"mhc_splits", py_mhc_splits, METH_VARARGS, "mhc_splits(tokens, hidden) -> splits pre_full uses here"},
     {"fmha_varlen_fwd", py_fmha_varlen_fwd, METH_VARARGS,

@@ -537,6 +537,111 @@ def mhc_head(residual: Tensor, fn: Tensor, scale: Tensor, base: Tensor, rms_eps:
     return _head_impl(residual, fn, scale, base, rms_eps, eps, out, stream)
 
 
+# ---- the delayed pre (DeepSeek-V4.1) ---------------------------------------------------------
+
+def _delayed_new(residual):
+    T, C = residual.shape[0], residual.shape[-1]
+    return _f32((T, 4), residual), _f32((T, 4, 4), residual), _bf16((T, C), residual), _f32((T, 4), residual)
+
+
+def _workspace(residual):
+    T, C = residual.shape[0], residual.shape[-1]
+    return torch.empty((max(N.mhc_workspace_size(T, C), 16),), dtype=torch.uint8, device=residual.device)
+
+
+def _pre_delayed_impl(residual, fn, scale, base, pre_mix, x, norm_weight, params, stream, out=None):
+    post, comb, li, nxt = _delayed_new(residual) if out is None else tuple(out)
+    N.mhc_pre_delayed(_t(residual), _o(x), _t(fn), _t(scale), _t(base), _o(pre_mix), _o(norm_weight), _t(post),
+                      _t(comb), _t(li), _t(nxt), _t(_workspace(residual)), _params(params), _s(stream, residual))
+    return post, comb, li, nxt
+
+
+@torch.library.custom_op("aiter_aot::mhc_pre_delayed", mutates_args=())
+def _op_pre_delayed(residual: Tensor, fn: Tensor, scale: Tensor, base: Tensor, pre_mix: Optional[Tensor],
+                    x: Optional[Tensor], norm_weight: Optional[Tensor], params: List[float],
+                    stream: Optional[int] = None) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    return _pre_delayed_impl(residual, fn, scale, base, pre_mix, x, norm_weight, params, stream)
+
+
+@_op_pre_delayed.register_fake
+def _(residual, fn, scale, base, pre_mix, x, norm_weight, params, stream=None):
+    return _delayed_new(residual)
+
+
+def mhc_pre_delayed(residual: Tensor, fn: Tensor, scale: Tensor, base: Tensor, pre_mix: Optional[Tensor] = None, *,
+                    x: Optional[Tensor] = None, norm_weight: Optional[Tensor] = None, params=MHC_PARAMS, out=None,
+                    stream=None):
+    """DeepSeek-V4.1's delayed mHC pre: residual bf16 [T, 4, C], fn fp32 [24, 4C] (or
+    [24, C] / [24, 4C] for the projection input x, bf16 [T, C] / [T, 4C]), scale [3], base
+    [24], pre_mix fp32 [T, 4] (the previous boundary's next_pre_mix; None: layer_input is
+    stream 0), norm_weight bf16 [C] or None. Returns (post [T, 4], comb [T, 4, 4],
+    layer_input bf16 [T, C], next_pre_mix [T, 4]); out= takes the same four tensors. The
+    workspace is allocated per call."""
+    if _compiling():
+        r = tuple(torch.ops.aiter_aot.mhc_pre_delayed(residual, fn, scale, base, pre_mix, x, norm_weight,
+                                                      _plist(params), stream))
+        if out is None:
+            return r
+        for o, v in zip(out, r):
+            o.copy_(v)
+        return tuple(out)
+    return tuple(_pre_delayed_impl(residual, fn, scale, base, pre_mix, x, norm_weight, params, stream, out))
+
+
+def _fused_delayed_new(residual, capture_aux):
+    T, C = residual.shape[0], residual.shape[-1]
+    return (torch.empty_like(residual),) + _delayed_new(residual) + (_bf16((T if capture_aux else 0, C), residual),)
+
+
+def _fused_delayed_impl(x, residual, post, comb, fn, scale, base, pre_mix, norm_weight, capture_aux, params, stream,
+                        out=None):
+    if out is None:
+        out = _fused_delayed_new(residual, capture_aux)
+    elif len(out) == 5:
+        out = tuple(out) + (_bf16((0, residual.shape[-1]), residual),)
+    ro, p2, c2, li, nxt, aux = out
+    N.mhc_fused_post_pre_delayed(_t(x), _t(residual), _t(_post2(post)), _t(comb), _t(fn), _t(scale), _t(base),
+                                 _o(pre_mix), _o(norm_weight), _t(ro), _t(p2), _t(c2), _t(li), _t(nxt),
+                                 _t(aux) if capture_aux else None, _t(_workspace(residual)), _params(params),
+                                 _s(stream, residual))
+    return ro, p2, c2, li, nxt, aux
+
+
+@torch.library.custom_op("aiter_aot::mhc_fused_post_pre_delayed", mutates_args=())
+def _op_fused_delayed(x: Tensor, residual: Tensor, post: Tensor, comb: Tensor, fn: Tensor, scale: Tensor, base: Tensor,
+                      pre_mix: Optional[Tensor], norm_weight: Optional[Tensor], capture_aux: bool, params: List[float],
+                      stream: Optional[int] = None) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    return _fused_delayed_impl(x, residual, post, comb, fn, scale, base, pre_mix, norm_weight, capture_aux, params,
+                               stream)
+
+
+@_op_fused_delayed.register_fake
+def _(x, residual, post, comb, fn, scale, base, pre_mix, norm_weight, capture_aux, params, stream=None):
+    return _fused_delayed_new(residual, capture_aux)
+
+
+def mhc_fused_post_pre_delayed(x: Tensor, residual: Tensor, post: Tensor, comb: Tensor, fn: Tensor, scale: Tensor,
+                               base: Tensor, pre_mix: Optional[Tensor] = None, norm_weight: Optional[Tensor] = None, *,
+                               capture_aux: bool = False, params=MHC_PARAMS, out=None, stream=None):
+    """The previous sublayer's post-mix (x bf16 [T, C], post [T, 4] or [T, 4, 1], comb
+    [T, 4, 4]), then mhc_pre_delayed on the new residual as stored, in two or three launches.
+    Returns (residual_out [T, 4, C], post [T, 4], comb [T, 4, 4], layer_input [T, C],
+    next_pre_mix [T, 4], aux bf16 [T, C]: the mean of residual_out's streams with capture_aux,
+    else [0, C]); out= takes the first five, and aux sixth with capture_aux."""
+    if capture_aux and out is not None and len(out) != 6:
+        raise ValueError("mhc_fused_post_pre_delayed: capture_aux with out= needs six tensors, aux the sixth")
+    if _compiling():
+        r = tuple(torch.ops.aiter_aot.mhc_fused_post_pre_delayed(x, residual, post, comb, fn, scale, base, pre_mix,
+                                                                 norm_weight, capture_aux, _plist(params), stream))
+        if out is None:
+            return r
+        for o, v in zip(out, r):
+            o.copy_(v)
+        return tuple(out) + r[len(out):]
+    return tuple(_fused_delayed_impl(x, residual, post, comb, fn, scale, base, pre_mix, norm_weight, capture_aux,
+                                     params, stream, out))
+
+
 # ---- FMHA -------------------------------------------------------------------------------------
 
 def _fmha_new(q, v, return_lse):

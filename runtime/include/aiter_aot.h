@@ -144,7 +144,7 @@ typedef enum {
 #endif
 
 #include "aiter_aot_moe.h" /* topk_softmax, moe_sorting */
-#include "aiter_aot_mhc.h" /* mHC: prenorm_gemm, pre, pre_full, post, fused_post_pre, head */
+#include "aiter_aot_mhc.h" /* mHC: prenorm_gemm, pre, pre_full, post, fused_post_pre, head, the delayed pre */
 #include "aiter_aot_fmha.h" /* flash attention varlen forward */
 
 #endif /* AITER_AOT_H_5F3C91 */

@@ -1,8 +1,9 @@
 /*
  * aiter_aot_mhc.h : mHC (manifold-constrained hyper-connections, DeepSeek-V4) with n = 4 streams.
- * Included by aiter_aot.h; not meant to be included alone. The residual state is n streams of
- * C values a token, residual[tokens][4][C] in bf16. Per token t, with x = residual[t] (n*C
- * values) and fn an fp32 [24][n*C] matrix (as the TileLang kernels of DeepSeek-V4 define it):
+ * Included by aiter_aot.h; self-contained, so it may also be included alone. The residual state
+ * is n streams of C values a token, residual[tokens][4][C] in bf16. Per token t, with
+ * x = residual[t] (n*C values) and fn an fp32 [24][n*C] matrix (as the TileLang kernels of
+ * DeepSeek-V4 define it):
  *   mix  = (x . fn^T) * rsqrt(sum x^2 / (n*C) + rms_eps)                      24 logits
  *   pre  = sigmoid(mix[0:4]  * scale[0] + base[0:4])  + pre_eps
  *   post = sigmoid(mix[4:8]  * scale[1] + base[4:8])  * post_mult
@@ -22,6 +23,19 @@
  */
 #ifndef AITER_AOT_MHC_H_7C19E2
 #define AITER_AOT_MHC_H_7C19E2
+
+#include <stddef.h> /* size_t */
+#include <stdint.h> /* int32_t */
+
+#include "aiter_aot_status.h" /* aiter_aot_status */
+
+#ifndef AITER_AOT_API /* as aiter_aot.h defines it, for a program that includes this header alone */
+#if defined(__GNUC__)
+#define AITER_AOT_API __attribute__((visibility("default")))
+#else
+#define AITER_AOT_API
+#endif
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -162,6 +176,82 @@ typedef struct {
 
 AITER_AOT_API aiter_aot_status aiter_aot_mhc_fused_post_pre(const aiter_aot_mhc_fused_post_pre_args *args,
                                                             void *stream);
+
+/* ------------------------------------------------------------------------------------------
+ * pre_delayed: DeepSeek-V4.1's pre block, whose collapse uses the previous boundary's pre and
+ * which hands its own pre on to the next boundary. Per token, X the projection input of K
+ * values (residual[t] flattened, K = 4C; or the row of x, K = x_width):
+ *   mix  = (X . fn^T) * rsqrt(sum X^2 / K + rms_eps)
+ *   next_pre_mix = sigmoid(mix[0:4] * scale[0] + base[0:4]) + pre_eps         (returned)
+ *   post, comb as pre computes them
+ *   u[h] = sum_j pre_mix[j] residual[j][h] (fp32, streams in order), or residual[0][h]
+ *          exactly when pre_mix is NULL
+ *   layer_input[h] = bf16(u[h]), or with norm_weight
+ *   layer_input[h] = bf16(bf16(u) * r * norm_weight[h]), r = rsqrt(sum_h bf16(u)^2 / C + norm_eps)
+ *          (the squares of the bf16 collapse, as the delayed TileLang and AITER kernels take
+ *          them; pre's norm squares the fp32 u).
+ * Two passes: the projection as prenorm_gemm (split-K partials in workspace, at least
+ * aiter_aot_mhc_workspace_size(tokens, hidden) bytes, 4-byte aligned), then one block a token.
+ * All bf16 tensors 16-byte aligned. pre_mix is read from device memory and not checked.
+ * ------------------------------------------------------------------------------------------ */
+typedef struct {
+    size_t size;                 /* sizeof(aiter_aot_mhc_pre_delayed_args) */
+    int32_t hc_mult;             /* streams n: must be 4 */
+    const void *residual;        /* bf16 [tokens, 4, C] */
+    const void *x;               /* bf16 [tokens, x_width]: the projection input instead of the
+                                  * residual (the first layer's [tokens, C] embedding), or NULL */
+    const float *fn;             /* [24, K]: K = 4*C, or x_width with x */
+    const float *scale, *base;   /* [3], [24] */
+    const float *pre_mix;        /* [tokens, 4]: the previous boundary's next_pre_mix, or NULL */
+    const void *norm_weight;     /* bf16 [C], or NULL */
+    float *post, *comb;          /* [tokens, 4], [tokens, 4, 4] */
+    void *layer_input;           /* bf16 [tokens, C] */
+    float *next_pre_mix;         /* [tokens, 4] */
+    void *workspace;
+    size_t workspace_size;
+    int32_t tokens, hidden;
+    int32_t x_width;             /* with x: C or 4*C; without: 0 */
+    int32_t reserved;            /* 0 */
+    aiter_aot_mhc_params params;
+} aiter_aot_mhc_pre_delayed_args;
+
+AITER_AOT_API aiter_aot_status aiter_aot_mhc_pre_delayed(const aiter_aot_mhc_pre_delayed_args *args, void *stream);
+
+/* ------------------------------------------------------------------------------------------
+ * fused_post_pre_delayed: the previous sublayer's post-mix, then pre_delayed on its result:
+ *   v[k][h] = post_in[k] x[h] + sum_j comb_in[j][k] residual[j][h] (fp32);  residual_out = bf16(v)
+ *   then pre_delayed with X = residual_out as stored (K = 4C) and the collapse over it, and
+ *   aux[h] = bf16((residual_out[0][h] + ... + residual_out[3][h]) / 4) when aux is given.
+ * The projection reads bf16(v) at every token count (AITER's seam does; TileLang's fused
+ * kernel projects the fp32 v up to 16 tokens: docs/semantics.md says why this op does not).
+ * Up to 16 tokens the post-mix and the projection are one kernel, beyond post then the
+ * projection; then one block a token. Workspace as pre_delayed's; all bf16 tensors 16-byte
+ * aligned; residual_out may not alias residual.
+ * ------------------------------------------------------------------------------------------ */
+typedef struct {
+    size_t size;                 /* sizeof(aiter_aot_mhc_fused_post_pre_delayed_args) */
+    int32_t hc_mult;             /* streams n: must be 4 */
+    const void *x;               /* bf16 [tokens, C]: the previous sublayer's output */
+    const void *residual;        /* bf16 [tokens, 4, C] */
+    const float *post_in;        /* [tokens, 4]: the previous sublayer's post */
+    const float *comb_in;        /* [tokens, 4, 4]: the previous sublayer's comb */
+    const float *fn;             /* [24, 4*C] */
+    const float *scale, *base;   /* [3], [24] */
+    const float *pre_mix;        /* [tokens, 4]: the previous boundary's next_pre_mix, or NULL */
+    const void *norm_weight;     /* bf16 [C], or NULL */
+    void *residual_out;          /* bf16 [tokens, 4, C] */
+    float *post, *comb;          /* [tokens, 4], [tokens, 4, 4] */
+    void *layer_input;           /* bf16 [tokens, C] */
+    float *next_pre_mix;         /* [tokens, 4] */
+    void *aux;                   /* bf16 [tokens, C]: the mean of residual_out's streams, or NULL */
+    void *workspace;
+    size_t workspace_size;
+    int32_t tokens, hidden;
+    aiter_aot_mhc_params params;
+} aiter_aot_mhc_fused_post_pre_delayed_args;
+
+AITER_AOT_API aiter_aot_status aiter_aot_mhc_fused_post_pre_delayed(const aiter_aot_mhc_fused_post_pre_delayed_args *args,
+                                                                    void *stream);
 
 /* ------------------------------------------------------------------------------------------
  * head: the collapse before the LM head (no Sinkhorn, no post):

@@ -111,15 +111,16 @@ static aiter_aot_status launch_gemm(const char *name, int matrix_units, aot_mhc_
     return aot_op_run(&kern, k, tiles * (unsigned)k->splits, threads, shared, flags, stream, d);
 }
 
-static const char *pre_kernel(int broadcast, int norm)
+static const char *pre_kernel(int broadcast, int norm, int delayed)
 {
-#define PRE_ROW(name, kargs, b, n) {AOT_K_##name, b, n},
-    static const struct { aot_kernel_id id; bool broadcast, norm; } variants[] = {AOT_MHC_PRE_VARIANTS(PRE_ROW)};
+#define PRE_ROW(name, kargs, b, n, dl) {AOT_K_##name, b, n, dl},
+    static const struct { aot_kernel_id id; bool broadcast, norm, delayed; } variants[] = {AOT_MHC_PRE_VARIANTS(PRE_ROW)};
 #undef PRE_ROW
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
-        if (variants[i].broadcast == (broadcast != 0) && variants[i].norm == (norm != 0))
+        if (variants[i].broadcast == (broadcast != 0) && variants[i].norm == (norm != 0) &&
+            variants[i].delayed == (delayed != 0))
             return aot_kernel_name(variants[i].id);
-    return "mhc_pre (no such variant)"; /* not reached: the list has all four */
+    return "mhc_pre (no such variant)"; /* not reached: the ops ask only for variants of the list */
 }
 
 /* ---- prenorm_gemm ---- */
@@ -193,7 +194,7 @@ static aiter_aot_status pre_run(const aiter_aot_mhc_pre_args *a, unsigned flags,
                            .hidden = a->hidden, .splits = a->splits, .sinkhorn_iters = p->sinkhorn_iters,
                            .rms_eps = p->rms_eps, .pre_eps = p->pre_eps, .sinkhorn_eps = p->sinkhorn_eps,
                            .post_mult = p->post_mult, .norm_eps = p->norm_eps};
-    return aot_op_launch(pre_kernel(a->broadcast, a->norm_weight != NULL), &k, sizeof k, (unsigned)a->tokens,
+    return aot_op_launch(pre_kernel(a->broadcast, a->norm_weight != NULL, 0), &k, sizeof k, (unsigned)a->tokens,
                          AOT_MHC_BLOCK, flags, stream, d);
 }
 
@@ -245,13 +246,33 @@ static aiter_aot_status one_pass_run(const aiter_aot_mhc_pre_full_args *a, void 
                               AOT_MHC_CL_BLOCKS, stream, d);
 }
 
+/* The workspace of pre_full and the delayed ops: the partials of `splits` splits, mix then
+ * sqrsum; returns where fn's bf16 terms go (16-byte aligned, after them). */
+static uint16_t *workspace_parts(void *workspace, int32_t splits, int32_t tokens, float **mix, float **sqrsum)
+{
+    *mix = workspace, *sqrsum = *mix + (size_t)splits * tokens * AOT_MHC_MIX;
+    char *end = (char *)(*sqrsum + (size_t)splits * tokens);
+    return (uint16_t *)(end + (16 - (uintptr_t)end % 16) % 16);
+}
+
+static aiter_aot_status check_workspace(const char *op, const void *workspace, size_t size, int32_t tokens,
+                                        int32_t hidden, aot_diag *d)
+{
+    AOT_INVALID_IF(size < aiter_aot_mhc_workspace_size(tokens, hidden), d,
+                   "%s: workspace_size %zu < %zu (aiter_aot_mhc_workspace_size)", op, size,
+                   aiter_aot_mhc_workspace_size(tokens, hidden));
+    AOT_INVALID_IF(workspace == NULL || aot_misaligned(workspace, 4), d,
+                   "%s: workspace must be non-NULL and 4-byte aligned", op);
+    return AITER_AOT_STATUS_OK;
+}
+
 /* The two steps of pre_full with `splits` projection splits, laid out in its workspace; returns
- * where fn's bf16 terms go (16-byte aligned, after the partial sums). */
+ * where fn's bf16 terms go. */
 static uint16_t *pre_full_parts(const aiter_aot_mhc_pre_full_args *a, int32_t splits,
                                 aiter_aot_mhc_prenorm_gemm_args *g, aiter_aot_mhc_pre_args *p)
 {
-    float *mix = a->workspace, *sqrsum = mix + (size_t)splits * a->tokens * AOT_MHC_MIX;
-    char *end = (char *)(sqrsum + (size_t)splits * a->tokens);
+    float *mix, *sqrsum;
+    uint16_t *terms = workspace_parts(a->workspace, splits, a->tokens, &mix, &sqrsum);
     *g = (aiter_aot_mhc_prenorm_gemm_args){.size = sizeof *g, .hc_mult = a->hc_mult, .residual = a->residual,
                                            .fn = a->fn, .mix = mix, .sqrsum = sqrsum, .tokens = a->tokens,
                                            .hidden = a->hidden, .splits = splits, .broadcast = a->broadcast};
@@ -261,16 +282,12 @@ static uint16_t *pre_full_parts(const aiter_aot_mhc_pre_full_args *a, int32_t sp
                                   .layer_input = a->layer_input, .residual_out = a->residual_out,
                                   .tokens = a->tokens, .hidden = a->hidden, .splits = splits,
                                   .broadcast = a->broadcast, .params = a->params};
-    return (uint16_t *)(end + (16 - (uintptr_t)end % 16) % 16);
+    return terms;
 }
 
 static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void *stream, aot_diag *d)
 {
-    AOT_INVALID_IF(a->workspace_size < aiter_aot_mhc_workspace_size(a->tokens, a->hidden), d,
-                   "mhc_pre_full: workspace_size %zu < %zu (aiter_aot_mhc_workspace_size)", a->workspace_size,
-                   aiter_aot_mhc_workspace_size(a->tokens, a->hidden));
-    AOT_INVALID_IF(a->workspace == NULL || aot_misaligned(a->workspace, 4), d,
-                   "mhc_pre_full: workspace must be non-NULL and 4-byte aligned");
+    AOT_FORWARD(check_workspace("mhc_pre_full", a->workspace, a->workspace_size, a->tokens, a->hidden, d));
     /* both kernels' arguments are checked before either launches, and before the device is
      * asked for its multiprocessors: bad arguments say so, also where there is no device */
     aiter_aot_mhc_prenorm_gemm_args g;
@@ -384,4 +401,164 @@ aiter_aot_status aiter_aot_mhc_head(const aiter_aot_mhc_head_args *args, void *s
         s = aot_op_launch(aot_kernel_name(AOT_K_mhc_head), &k, sizeof k, (unsigned)a.tokens, AOT_MHC_BLOCK, 0, stream, d);
     }
     return aot_api_return(s, d);
+}
+
+/* ---- the delayed pre (DeepSeek-V4.1): pre_delayed and fused_post_pre_delayed ---- */
+
+/* What the two delayed ops hand the pre kernel: its residual (the collapse's streams), inputs
+ * and outputs. */
+typedef struct {
+    const char *op;
+    const void *residual;
+    const float *scale, *base, *pre_mix;
+    const void *norm_weight;
+    float *post, *comb, *next_pre_mix;
+    void *layer_input, *aux;
+    int32_t tokens, hidden;
+    const aiter_aot_mhc_params *params;
+} delayed_pre;
+
+/* NULL, or aligned to `align` bytes. */
+static aiter_aot_status check_optional(const char *op, const char *name, const void *p, size_t align, aot_diag *d)
+{
+    AOT_INVALID_IF(p != NULL && aot_misaligned(p, align), d, "%s: %s is not %zu-byte aligned", op, name, align);
+    return AITER_AOT_STATUS_OK;
+}
+
+static aiter_aot_status delayed_check(const delayed_pre *p, aot_diag *d)
+{
+    AOT_FORWARD(check_params(p->op, p->params, d));
+    AOT_FORWARD(PTRS(p->op, "scale, base, post, comb, layer_input, next_pre_mix", "4444x4", p->scale, p->base, p->post,
+                     p->comb, p->layer_input, p->next_pre_mix));
+    AOT_FORWARD(check_optional(p->op, "pre_mix", p->pre_mix, 4, d));
+    AOT_FORWARD(check_optional(p->op, "norm_weight", p->norm_weight, 16, d));
+    return check_optional(p->op, "aux", p->aux, 16, d);
+}
+
+/* The pre kernel after the projection (launched early: it waits for the projection first).
+ * rms_streams: the projection input's values a token, in units of hidden. */
+static aiter_aot_status delayed_run(const delayed_pre *p, const float *mix, const float *sqrsum, int32_t splits,
+                                    int32_t rms_streams, void *stream, aot_diag *d)
+{
+    const aiter_aot_mhc_params *q = p->params;
+    aot_mhc_pre_kargs k = {.mix = mix, .sqrsum = sqrsum, .scale = p->scale, .base = p->base,
+                           .residual = p->residual, .norm_weight = p->norm_weight, .post = p->post,
+                           .comb = p->comb, .layer_input = p->layer_input, .pre_in = p->pre_mix,
+                           .pre_out = p->next_pre_mix, .aux = p->aux, .tokens = p->tokens, .hidden = p->hidden,
+                           .splits = splits, .sinkhorn_iters = q->sinkhorn_iters, .rms_eps = q->rms_eps,
+                           .pre_eps = q->pre_eps, .sinkhorn_eps = q->sinkhorn_eps, .post_mult = q->post_mult,
+                           .norm_eps = q->norm_eps, .rms_streams = rms_streams};
+    return aot_op_launch(pre_kernel(0, p->norm_weight != NULL, 1), &k, sizeof k, (unsigned)p->tokens, AOT_MHC_BLOCK,
+                         AOT_LAUNCH_FOLLOWS, stream, d);
+}
+
+static delayed_pre pre_delayed_parts(const aiter_aot_mhc_pre_delayed_args *a)
+{
+    return (delayed_pre){.op = "mhc_pre_delayed", .residual = a->residual, .scale = a->scale, .base = a->base,
+                         .pre_mix = a->pre_mix, .norm_weight = a->norm_weight, .post = a->post, .comb = a->comb,
+                         .next_pre_mix = a->next_pre_mix, .layer_input = a->layer_input, .tokens = a->tokens,
+                         .hidden = a->hidden, .params = &a->params};
+}
+
+static aiter_aot_status pre_delayed_check(const aiter_aot_mhc_pre_delayed_args *a, aot_diag *d)
+{
+    const delayed_pre p = pre_delayed_parts(a);
+    AOT_FORWARD(PTRS(p.op, "residual, fn", "x4", a->residual, a->fn));
+    AOT_INVALID_IF(a->x ? a->x_width != a->hidden && a->x_width != AOT_MHC_N * a->hidden : a->x_width != 0, d,
+                   "mhc_pre_delayed: x_width = %d; with x it must be hidden (%d) or 4 * hidden, without x 0",
+                   a->x_width, a->hidden);
+    AOT_FORWARD(check_optional(p.op, "x", a->x, 16, d));
+    AOT_INVALID_IF(a->reserved != 0, d, "mhc_pre_delayed: reserved = %d; must be 0", a->reserved);
+    AOT_FORWARD(delayed_check(&p, d));
+    return check_workspace(p.op, a->workspace, a->workspace_size, a->tokens, a->hidden, d);
+}
+
+/* The projection of x (one stream when x_width is hidden) or of the residual, then pre. */
+static aiter_aot_status pre_delayed_run(const aiter_aot_mhc_pre_delayed_args *a, void *stream, aot_diag *d)
+{
+    int mps;
+    AOT_FORWARD(aot_op_multiprocessors(&mps, d));
+    const int32_t splits = pick_splits(a->tokens, a->hidden, mps);
+    const int one = a->x != NULL && a->x_width == a->hidden;
+    float *mix, *sqrsum;
+    uint16_t *terms = workspace_parts(a->workspace, splits, a->tokens, &mix, &sqrsum);
+    const aiter_aot_mhc_prenorm_gemm_args g = {.size = sizeof g, .hc_mult = AOT_MHC_N,
+                                               .residual = a->x ? a->x : a->residual, .fn = a->fn, .mix = mix,
+                                               .sqrsum = sqrsum, .tokens = a->tokens, .hidden = a->hidden,
+                                               .splits = splits, .broadcast = one};
+    AOT_FORWARD(gemm_run(&g, a->tokens >= TERMS_MIN_TOKENS ? terms : NULL, stream, d));
+    const delayed_pre p = pre_delayed_parts(a);
+    return delayed_run(&p, mix, sqrsum, splits, one ? 1 : AOT_MHC_N, stream, d);
+}
+
+aiter_aot_status aiter_aot_mhc_pre_delayed(const aiter_aot_mhc_pre_delayed_args *args, void *stream)
+{
+    aot_diag d;
+    aiter_aot_mhc_pre_delayed_args a;
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_pre_delayed", &d);
+    if (s == AITER_AOT_STATUS_OK) s = check_shape("mhc_pre_delayed", a.hc_mult, a.tokens, a.hidden, &d);
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) s = pre_delayed_check(&a, &d);
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) s = pre_delayed_run(&a, stream, &d);
+    return aot_api_return(s, &d);
+}
+
+static delayed_pre fused_delayed_parts(const aiter_aot_mhc_fused_post_pre_delayed_args *a)
+{
+    return (delayed_pre){.op = "mhc_fused_post_pre_delayed", .residual = a->residual_out, .scale = a->scale,
+                         .base = a->base, .pre_mix = a->pre_mix, .norm_weight = a->norm_weight, .post = a->post,
+                         .comb = a->comb, .next_pre_mix = a->next_pre_mix, .layer_input = a->layer_input,
+                         .aux = a->aux, .tokens = a->tokens, .hidden = a->hidden, .params = &a->params};
+}
+
+static aiter_aot_status fused_delayed_check(const aiter_aot_mhc_fused_post_pre_delayed_args *a, aot_diag *d)
+{
+    const delayed_pre p = fused_delayed_parts(a);
+    AOT_FORWARD(PTRS(p.op, "x, residual, post_in, comb_in, fn, residual_out", "xx444x", a->x, a->residual,
+                     a->post_in, a->comb_in, a->fn, a->residual_out));
+    AOT_INVALID_IF(a->residual_out == a->residual, d, "%s: residual_out may not alias residual", p.op);
+    AOT_FORWARD(delayed_check(&p, d));
+    return check_workspace(p.op, a->workspace, a->workspace_size, a->tokens, a->hidden, d);
+}
+
+/* The post-mix and the projection of its stored result: one kernel up to FUSED_MAX_TOKENS (its
+ * splits cut hidden, not 4 * hidden, into chunks: no more splits than those), post and then
+ * the projection beyond. */
+static aiter_aot_status fused_delayed_run(const aiter_aot_mhc_fused_post_pre_delayed_args *a, void *stream,
+                                          aot_diag *d)
+{
+    int mps;
+    AOT_FORWARD(aot_op_multiprocessors(&mps, d));
+    int32_t splits = pick_splits(a->tokens, a->hidden, mps);
+    const int one_kernel = a->tokens <= FUSED_MAX_TOKENS;
+    if (one_kernel && splits > a->hidden / AOT_MHC_GEMM_CHUNK) splits = a->hidden / AOT_MHC_GEMM_CHUNK;
+    float *mix, *sqrsum;
+    uint16_t *terms = workspace_parts(a->workspace, splits, a->tokens, &mix, &sqrsum);
+    if (one_kernel) {
+        aot_mhc_gemm_kargs k = {.residual = a->residual, .fn = a->fn, .mix = mix, .sqrsum = sqrsum, .y = a->x,
+                                .post = a->post_in, .comb = a->comb_in, .residual_out = a->residual_out,
+                                .tokens = a->tokens, .hidden = a->hidden, .splits = splits, .streams = AOT_MHC_N};
+        AOT_FORWARD(launch_gemm(aot_kernel_name(AOT_K_mhc_gemm_fused_bf16), 0, &k, 0, stream, d));
+    } else {
+        aot_mhc_post_kargs k = {.comb = a->comb_in, .post = a->post_in, .residual = a->residual, .x = a->x,
+                                .out = a->residual_out, .tokens = a->tokens, .hidden = a->hidden};
+        AOT_FORWARD(post_run(&k, stream, d));
+        const aiter_aot_mhc_prenorm_gemm_args g = {.size = sizeof g, .hc_mult = AOT_MHC_N, .residual = a->residual_out,
+                                                   .fn = a->fn, .mix = mix, .sqrsum = sqrsum, .tokens = a->tokens,
+                                                   .hidden = a->hidden, .splits = splits};
+        AOT_FORWARD(gemm_run(&g, a->tokens >= TERMS_MIN_TOKENS ? terms : NULL, stream, d));
+    }
+    const delayed_pre p = fused_delayed_parts(a);
+    return delayed_run(&p, mix, sqrsum, splits, AOT_MHC_N, stream, d);
+}
+
+aiter_aot_status aiter_aot_mhc_fused_post_pre_delayed(const aiter_aot_mhc_fused_post_pre_delayed_args *args,
+                                                      void *stream)
+{
+    aot_diag d;
+    aiter_aot_mhc_fused_post_pre_delayed_args a;
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "mhc_fused_post_pre_delayed", &d);
+    if (s == AITER_AOT_STATUS_OK) s = check_shape("mhc_fused_post_pre_delayed", a.hc_mult, a.tokens, a.hidden, &d);
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) s = fused_delayed_check(&a, &d);
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0) s = fused_delayed_run(&a, stream, &d);
+    return aot_api_return(s, &d);
 }

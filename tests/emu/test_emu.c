@@ -101,6 +101,31 @@ static int quick_mhc(const mhc_case *c)
     return c->tokens < 240;
 }
 
+/* The delayed pre (DeepSeek-V4.1): with and without the previous pre mix and the norm, at
+ * 1, 4, 16 and 128+ tokens and hidden sizes 256, 512 and 1024, each op at each; the first
+ * layer's projection inputs; aux; fused_post_pre_delayed in one kernel (up to 16 tokens) and
+ * as post then the projection (17 and more); from 1024 tokens fn's terms made first. The
+ * emulator's 4 multiprocessors give 16 splits at one tile: more than the one kernel's chunks
+ * at 256 and 512 (capped), and more than the one-stream projection's at 256 (zeros). */
+static void run_mhc_delayed(const harness_mem *m, int quick, harness_tally *t)
+{
+    enum { NP = MHC_NO_PRE_MIX, AUX = MHC_AUX, XC = MHC_X_C, X4 = MHC_X_4C, W = MHC_WIDE };
+    const int PD = MHC_PRE_DELAYED, FD = MHC_FUSED_DELAYED;
+    const mhc_case cases[] = {
+        {PD, 1, 256, 0, 0, 0, 0},     {PD, 1, 1024, 1, 0, 0, NP | W}, {PD, 4, 512, 1, 0, 0, W},
+        {PD, 4, 256, 0, 0, 0, NP},    {PD, 16, 1024, 0, 0, 0, W},  {PD, 16, 512, 1, 0, 0, NP},
+        {PD, 128, 256, 1, 0, 0, W},   {PD, 130, 512, 0, 0, 0, NP}, {PD, 5, 256, 1, 0, 0, XC | W},
+        {PD, 3, 512, 0, 0, 0, X4 | W}, {PD, 2, 256, 0, 0, 0, XC | NP},
+        {FD, 1, 512, 1, 0, 0, AUX | W}, {FD, 1, 256, 0, 0, 0, NP}, {FD, 4, 1024, 0, 0, 0, W},
+        {FD, 4, 256, 1, 0, 0, NP | AUX | W}, {FD, 16, 512, 0, 0, 0, AUX}, {FD, 16, 256, 1, 0, 0, NP | W},
+        {FD, 17, 256, 1, 0, 0, AUX | W}, {FD, 128, 512, 0, 0, 0, W}, {FD, 130, 256, 1, 0, 0, NP | AUX},
+        /* long: 128+ tokens at 1024, and fn's terms */
+        {PD, 260, 1024, 1, 0, 0, W},  {FD, 200, 1024, 1, 0, 0, AUX}, {PD, 1030, 256, 0, 0, 0, W},
+        {FD, 1024, 256, 1, 0, 0, NP | W}};
+    for (size_t i = 0; i < COUNT(cases); i++)
+        if (!quick || cases[i].tokens * cases[i].hidden <= 130 * 512) harness_mhc(m, &cases[i], seed++, t);
+}
+
 static void run_mhc(const harness_mem *m, int quick, harness_tally *t)
 {
     /* mHC: every kernel and variant, hidden sizes of 256 and 512 (2 and 4 projection chunks per
@@ -113,22 +138,23 @@ static void run_mhc(const harness_mem *m, int quick, harness_tally *t)
      * pre_full makes fn's terms first (mhc_fn_terms) and the projection copies them. Beyond 16
      * tokens fused_post_pre is post and then the projection of what it stored. */
     static const mhc_case mhc[] = {
-        {MHC_PRE_FULL, 1, 256, 0, 0, 0},      {MHC_PRE_FULL, 5, 512, 1, 0, 0},
-        {MHC_PRE_FULL, 3, 256, 1, 1, 0},      {MHC_PRE_FULL, 2, 512, 0, 1, 0},
-        {MHC_GEMM_THEN_PRE, 37, 256, 0, 0, 1}, {MHC_GEMM_THEN_PRE, 4, 512, 1, 0, 3},
-        {MHC_GEMM_THEN_PRE, 300, 256, 0, 0, 2}, {MHC_GEMM_THEN_PRE, 300, 256, 0, 1, 2},
-        {MHC_GEMM_THEN_PRE, 3, 2304, 1, 0, 2}, {MHC_GEMM_THEN_PRE, 2, 2304, 0, 1, 1},
-        {MHC_POST, 3, 1280, 0, 0, 0},         {MHC_FUSED, 5, 256, 0, 0, 2},
-        {MHC_FUSED, 16, 512, 0, 0, 1},        {MHC_FUSED, 5, 256, 0, 0, 16},
-        {MHC_HEAD, 3, 512, 0, 0, 0},          {MHC_PRE_FULL, 1030, 256, 1, 0, 0},
-        {MHC_PRE_FULL, 1024, 256, 0, 1, 0},   {MHC_FUSED, 17, 256, 0, 0, 3},
-        {MHC_FUSED, 260, 256, 0, 0, 2},
+        {MHC_PRE_FULL, 1, 256, 0, 0, 0, 0},      {MHC_PRE_FULL, 5, 512, 1, 0, 0, 0},
+        {MHC_PRE_FULL, 3, 256, 1, 1, 0, 0},      {MHC_PRE_FULL, 2, 512, 0, 1, 0, 0},
+        {MHC_GEMM_THEN_PRE, 37, 256, 0, 0, 1, 0}, {MHC_GEMM_THEN_PRE, 4, 512, 1, 0, 3, 0},
+        {MHC_GEMM_THEN_PRE, 300, 256, 0, 0, 2, 0}, {MHC_GEMM_THEN_PRE, 300, 256, 0, 1, 2, 0},
+        {MHC_GEMM_THEN_PRE, 3, 2304, 1, 0, 2, 0}, {MHC_GEMM_THEN_PRE, 2, 2304, 0, 1, 1, 0},
+        {MHC_POST, 3, 1280, 0, 0, 0, 0},         {MHC_FUSED, 5, 256, 0, 0, 2, 0},
+        {MHC_FUSED, 16, 512, 0, 0, 1, 0},        {MHC_FUSED, 5, 256, 0, 0, 16, 0},
+        {MHC_HEAD, 3, 512, 0, 0, 0, 0},          {MHC_PRE_FULL, 1030, 256, 1, 0, 0, 0},
+        {MHC_PRE_FULL, 1024, 256, 0, 1, 0, 0},   {MHC_FUSED, 17, 256, 0, 0, 3, 0},
+        {MHC_FUSED, 260, 256, 0, 0, 2, 0},
         /* C = 4096 at wave 32: the one pass on clusters (2 emulated at once), one partial tile;
          * 15 tiles, so cluster 0 takes 8 and its ring of 6 slots wraps; norm keeps two passes */
-        {MHC_PRE_FULL, 5, 4096, 0, 0, 0},     {MHC_PRE_FULL, 240, 4096, 0, 0, 0},
-        {MHC_PRE_FULL, 3, 4096, 1, 0, 0}};
+        {MHC_PRE_FULL, 5, 4096, 0, 0, 0, 0},     {MHC_PRE_FULL, 240, 4096, 0, 0, 0, 0},
+        {MHC_PRE_FULL, 3, 4096, 1, 0, 0, 0}};
     for (size_t i = 0; i < COUNT(mhc); i++)
         if (!quick || quick_mhc(&mhc[i])) harness_mhc(m, &mhc[i], seed++, t);
+    run_mhc_delayed(m, quick, t);
     harness_mhc_bad_args(m, t);
 }
 

@@ -212,6 +212,34 @@ static void mma_cases(const char *cubin, harness_tally *t)
     free(image);
 }
 
+/* mHC's delayed pre (DeepSeek-V4.1), both ops, at T in {1, 4, 16, 128, 1024, 4096} and C in
+ * {4096, 5120, 7168}: with the previous pre mix and the norm and with neither, or each alone,
+ * by turns, so that every T and every C meets all four; vLLM's draws and the wide ones (logits
+ * of order 1, where the projection's rounding shows), aux on half the fused cases; the first
+ * layer's [T, C] projection input at each C. fused_post_pre_delayed is one kernel up to 16
+ * tokens, post and the projection beyond, with fn's terms made first from 1024. --quick: a
+ * third of the shapes, none at 4096 tokens. */
+static void mhc_delayed_cases(const harness_mem *m, harness_tally *t, int quick, uint64_t *seed)
+{
+    static const int tok[] = {1, 4, 16, 128, 1024, 4096}, hid[] = {4096, 5120, 7168};
+    for (int a = 0; a < 6; a++)
+        for (int h = 0; h < 3; h++) {
+            if (quick && ((a + h) % 3 || tok[a] >= 4096)) continue;
+            const int turn = (a + h) % 2, wide = (a + h) % 4 >= 2 ? MHC_WIDE : 0;
+            const mhc_case cs[] = {
+                {MHC_PRE_DELAYED, tok[a], hid[h], !turn, 0, 0, (turn ? MHC_NO_PRE_MIX : 0) | wide},
+                {MHC_PRE_DELAYED, tok[a], hid[h], turn, 0, 0, (turn ? 0 : MHC_NO_PRE_MIX) | (wide ^ MHC_WIDE)},
+                {MHC_FUSED_DELAYED, tok[a], hid[h], !turn, 0, 0, (turn ? MHC_NO_PRE_MIX : MHC_AUX) | wide},
+                {MHC_FUSED_DELAYED, tok[a], hid[h], turn, 0, 0, (turn ? MHC_AUX : MHC_NO_PRE_MIX) | (wide ^ MHC_WIDE)}};
+            for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) harness_mhc(m, &cs[i], (*seed)++, t);
+        }
+    for (int h = 0; h < 3; h++) {
+        if (quick && h) continue;
+        const mhc_case x = {MHC_PRE_DELAYED, h ? 700 : 16, hid[h], 1, 0, 0, MHC_X_C | MHC_WIDE};
+        harness_mhc(m, &x, (*seed)++, t);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int verbose = 0, quick = 0;
@@ -280,28 +308,29 @@ int main(int argc, char **argv)
     for (size_t a = 0; a < 6; a++)
         for (size_t h = 0; h < 2; h++) {
             if (quick && (a + h) % 3) continue;
-            mhc_case cs[] = {{MHC_PRE_FULL, mtok[a], mhid[h], 0, 0, 0}, {MHC_PRE_FULL, mtok[a], mhid[h], 1, 0, 0},
-                             {MHC_PRE_FULL, mtok[a], mhid[h], 1, 1, 0}, {MHC_POST, mtok[a], mhid[h], 0, 0, 0},
-                             {MHC_HEAD, mtok[a], mhid[h], 0, 0, 0},     {MHC_FUSED, mtok[a], mhid[h], 0, 0, 4}};
+            mhc_case cs[] = {{MHC_PRE_FULL, mtok[a], mhid[h], 0, 0, 0, 0}, {MHC_PRE_FULL, mtok[a], mhid[h], 1, 0, 0, 0},
+                             {MHC_PRE_FULL, mtok[a], mhid[h], 1, 1, 0, 0}, {MHC_POST, mtok[a], mhid[h], 0, 0, 0, 0},
+                             {MHC_HEAD, mtok[a], mhid[h], 0, 0, 0, 0},     {MHC_FUSED, mtok[a], mhid[h], 0, 0, 4, 0}};
             for (size_t i = 0; i < 6; i++)
                 harness_mhc(&m, &cs[i], seed++, &t);
         }
-    mhc_case mextra[] = {{MHC_GEMM_THEN_PRE, 300, 4096, 0, 0, 7}, {MHC_GEMM_THEN_PRE, 2, 16384, 1, 0, 64},
-                         {MHC_FUSED, 7, 16384, 0, 0, 16},           {MHC_PRE_FULL, 4096, 4096, 0, 0, 0},
+    mhc_case mextra[] = {{MHC_GEMM_THEN_PRE, 300, 4096, 0, 0, 7, 0}, {MHC_GEMM_THEN_PRE, 2, 16384, 1, 0, 64, 0},
+                         {MHC_FUSED, 7, 16384, 0, 0, 16, 0},           {MHC_PRE_FULL, 4096, 4096, 0, 0, 0, 0},
                          /* pre_full at token counts that are not a multiple of the tiles, at 7168 and 8192,
                           * with fn's terms made first (from 1024 tokens) and without */
-                         {MHC_PRE_FULL, 1000, 7168, 0, 0, 0},       {MHC_PRE_FULL, 600, 8192, 0, 0, 0},
-                         {MHC_PRE_FULL, 1100, 7168, 0, 1, 0},
+                         {MHC_PRE_FULL, 1000, 7168, 0, 0, 0, 0},       {MHC_PRE_FULL, 600, 8192, 0, 0, 0, 0},
+                         {MHC_PRE_FULL, 1100, 7168, 0, 1, 0, 0},
                          /* a partial last token block with the terms, and hidden 3072 (both took the one-pass
                           * kernel of commit 60bda2b, reverted) */
-                         {MHC_PRE_FULL, 1030, 4096, 0, 0, 0},       {MHC_PRE_FULL, 1500, 3072, 0, 0, 0},
+                         {MHC_PRE_FULL, 1030, 4096, 0, 0, 0, 0},       {MHC_PRE_FULL, 1500, 3072, 0, 0, 0, 0},
                          /* the one-pass kernel with 73 tiles a cluster on 7 clusters (past two batches
                           * of post and comb, AOT_MHC_CL_BATCH tiles each), its last tile partial */
-                         {MHC_PRE_FULL, 8200, 4096, 0, 0, 0},
+                         {MHC_PRE_FULL, 8200, 4096, 0, 0, 0, 0},
                          /* fn 4- or 8-byte aligned only: pre_full takes two passes (the one pass
                           * copies fn 16 bytes at a time, and would fault) */
-                         {MHC_PRE_FULL, 300, 4096, 0, 0, 1},        {MHC_PRE_FULL, 300, 4096, 0, 0, 2}};
+                         {MHC_PRE_FULL, 300, 4096, 0, 0, 1, 0},        {MHC_PRE_FULL, 300, 4096, 0, 0, 2, 0}};
     for (size_t i = 0; i < sizeof mextra / sizeof mextra[0]; i++) harness_mhc(&m, &mextra[i], seed++, &t);
+    mhc_delayed_cases(&m, &t, quick, &seed);
     harness_mhc_bad_args(&m, &t);
     /* FMHA: every head-dim pair x hq/hk in {8/8, 32/8, 16/1} x causal, uneven lengths with q
      * shorter than k and a zero-length sequence, fully checked; then windows, soft cap, fp16,

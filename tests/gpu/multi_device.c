@@ -37,7 +37,7 @@ static void *first_call(void *arg)
         topk_case c = {200 + i, 64 + 32 * (i % 4), 1 + i % 8, i & 2, (aiter_aot_dtype)(i % 3), 0, 0};
         harness_topk(&m, &c, 700 + (uint64_t)i, &tallies[i]);
     } else {
-        mhc_case c = {MHC_POST, 3 + i, 4096, 0, 0, 0};
+        mhc_case c = {MHC_POST, 3 + i, 4096, 0, 0, 0, 0};
         harness_mhc(&m, &c, 900 + (uint64_t)i, &tallies[i]);
     }
     cu.stream_destroy(stream);
@@ -80,7 +80,7 @@ static void alternate(harness_tally *t)
         }
         harness_mem m = cuda_mem(NULL);
         topk_case c = {129 + i, 256, 8, 1, AITER_AOT_DTYPE_BF16, 0, 0};
-        mhc_case p = {MHC_POST, 5 + i, 7168, 0, 0, 0};
+        mhc_case p = {MHC_POST, 5 + i, 7168, 0, 0, 0, 0};
         harness_topk(&m, &c, 1300 + (uint64_t)i, &mine);
         harness_mhc(&m, &p, 1400 + (uint64_t)i, &mine);
     }

@@ -1,6 +1,6 @@
 """The Python package on the GPU (tests/gpu/run-python.sh runs it with the wheel installed):
 every op of aiter_aot.torch and of the drop-in modules against fp64 references on fresh
-random inputs, outputs poisoned first (the routers: DeepSeek-V3, sqrt-softplus and hash
+random inputs (mHC's delayed pre against a torch port of docs/semantics.md's definition), outputs poisoned first (the routers: DeepSeek-V3, sqrt-softplus and hash
 routing, Llama-4, softmax-scored forms, vLLM's align layout with and without an expert map); a CPU tensor; torch.compile(fullgraph=True); a CUDA graph
 whose capture holds the package's first call (fresh process); preload() then capture; a side
 stream; and the AITER report's reproducer with a cu* stub loaded RTLD_GLOBAL first.
@@ -622,6 +622,141 @@ def mhc_post_and_fused():
         rli = (pre[:, :, None] * ro.double().cpu()).sum(1)
         rmag = (pre[:, :, None] * ro.double().cpu().abs()).sum(1)
         bf16_check("fused layer_input", li, rli, rmag, 2.0)
+
+
+# ---- mHC's delayed pre (DeepSeek-V4.1) ---------------------------------------------------------
+
+def mhc_delayed_ref(residual, fn, scale, base, pre_mix=None, x=None, norm_weight=None, p=P6):
+    """docs/semantics.md's delayed pre in fp64 on the CPU (written from the definition, as vLLM's
+    mhc_pre_delayed_torch reads, plus the norm): (post, comb, layer_input, magnitude,
+    next_pre_mix). The projection input is x when given, else the residual flattened."""
+    rms_eps, pre_eps, eps, mult, iters, norm_eps = p
+    r = residual.double().cpu()
+    flat = (r if x is None else x.double().cpu()).reshape(r.shape[0], -1)
+    mix = flat @ fn.double().cpu().T * torch.rsqrt((flat ** 2).mean(-1, keepdim=True) + rms_eps)
+    sc, b = scale.double().cpu(), base.double().cpu()
+    nxt = torch.sigmoid(mix[:, :4] * sc[0] + b[:4]) + pre_eps
+    post = torch.sigmoid(mix[:, 4:8] * sc[1] + b[4:8]) * mult
+    comb = sinkhorn((mix[:, 8:] * sc[2] + b[8:]).view(-1, 4, 4), eps, iters)
+    if pre_mix is None:
+        u, mag = r[:, 0], r[:, 0].abs()
+    else:
+        pm = pre_mix.double().cpu()[:, :, None]
+        u, mag = (pm * r).sum(1), (pm * r.abs()).sum(1)
+    if norm_weight is not None:  # the squares of the bf16 collapse
+        ub = u.to(torch.bfloat16).double()
+        rs = torch.rsqrt((ub ** 2).mean(-1, keepdim=True) + norm_eps)
+        w = norm_weight.double().cpu()
+        u, mag = ub * rs * w, mag * rs * w.abs()
+    return post, comb, u, mag, nxt
+
+
+def check_delayed(name, got, ref):
+    post, comb, li, nxt = got[:4]
+    rpost, rcomb, rli, mag, rnxt = ref
+    close(name + " next_pre_mix", nxt, rnxt, 1e-4, 1e-6)
+    close(name + " post", post.reshape(-1, 4), rpost, 1e-4, 1e-6)
+    close(name + " comb", comb, rcomb, 1e-4, 1e-6)
+    bf16_check(name + " layer_input", li, rli, mag, 2.0)
+
+
+def wide(fn, sc):
+    """fn and scale 100 and 10 times vLLM's draws: logits of order 1, where the projection's
+    rounding shows in post, comb and next_pre_mix."""
+    return 100 * fn, 10 * sc
+
+
+@case
+def mhc_pre_delayed():
+    for Tn, C, w in ((1, 4096, False), (16, 7168, True), (300, 1024, False), (1030, 4096, True)):
+        r, fn, sc, base = mhc_inputs(Tn, C)
+        if w:
+            fn, sc = wide(fn, sc)
+        pm = torch.rand(Tn, 4, device=dev)
+        nw = (1 + 0.1 * torch.randn(C, device=dev)).bfloat16()
+        for pre_mix, norm in ((pm, None), (None, nw), (pm, nw), (None, None)):
+            tag = f"T.mhc_pre_delayed {Tn} {C} pre_mix={pre_mix is not None} norm={norm is not None}"
+            got = T.mhc_pre_delayed(r, fn, sc, base, pre_mix, norm_weight=norm)
+            check_delayed(tag, got, mhc_delayed_ref(r, fn, sc, base, pre_mix, None, norm))
+        assert torch.equal(got[2], r[:, 0]), "without pre_mix and norm, layer_input is not stream 0"
+        outs = (torch.empty(Tn, 4, device=dev), torch.empty(Tn, 4, 4, device=dev),
+                torch.empty(Tn, C, device=dev, dtype=torch.bfloat16), torch.empty(Tn, 4, device=dev))
+        poison(*outs)
+        got = T.mhc_pre_delayed(r, fn, sc, base, pm, norm_weight=nw, out=outs)
+        assert all(a is b for a, b in zip(got, outs))
+        ref = mhc_delayed_ref(r, fn, sc, base, pm, None, nw)
+        check_delayed("T.mhc_pre_delayed out=", outs, ref)
+        p, c, li, nxt = vllm.mhc_pre_delayed(r, fn, sc, base, *P6[:5], pm, None, nw, P6[5])
+        assert p.shape == (Tn, 4, 1) and nxt.shape == (Tn, 4)
+        check_delayed("vllm.mhc_pre_delayed", (p, c, li, nxt), ref)
+        # the first layer: the [T, C] embedding projected against fn [24, C]
+        x = torch.randn(Tn, C, device=dev).bfloat16()
+        fnx = 1e-2 * torch.randn(24, C, device=dev)
+        got = vllm.mhc_pre_delayed(r, fnx, sc, base, *P6[:5], pm, x, nw, P6[5])
+        check_delayed("vllm.mhc_pre_delayed x", got, mhc_delayed_ref(r, fnx, sc, base, pm, x, nw))
+
+
+@case
+def mhc_fused_post_pre_delayed():
+    for Tn, C, w in ((5, 4096, True), (16, 5120, False), (40, 1024, True), (1024, 7168, False)):
+        r, fn, sc, base = mhc_inputs(Tn, C)
+        post, comb, _ = T.mhc_pre(r, fn, sc, base)
+        if w:
+            fn, sc = wide(fn, sc)
+        x = torch.randn(Tn, C, device=dev).bfloat16()
+        pm = torch.rand(Tn, 4, device=dev)
+        nw = (1 + 0.1 * torch.randn(C, device=dev)).bfloat16()
+        v, mag = post_ref(comb, post, r, x)
+        for pre_mix, norm, aux in ((pm, nw, True), (None, None, False), (pm, None, True), (None, nw, False)):
+            tag = f"vllm.mhc_fused_post_pre_delayed {Tn} {C}"
+            ro, p2, c2, li, nxt, ax = vllm.mhc_fused_post_pre_delayed(x, r, post.unsqueeze(-1), comb, fn, sc, base,
+                                                                     *P6[:5], pre_mix, norm, P6[5], aux)
+            bf16_check(tag + " residual_out", ro, v, mag)
+            # the projection and the collapse read residual_out as stored, at every token count
+            check_delayed(tag, (p2, c2, li, nxt), mhc_delayed_ref(ro, fn, sc, base, pre_mix, None, norm))
+            if aux:
+                rod = ro.double().cpu()
+                bf16_check(tag + " aux", ax, rod.mean(1), rod.abs().mean(1))
+            else:
+                assert ax.shape == (0, C)
+        outs = tuple(torch.empty_like(t) for t in (ro, post, comb, li, nxt, torch.empty(Tn, C, device=dev).bfloat16()))
+        poison(*outs)
+        got = T.mhc_fused_post_pre_delayed(x, r, post, comb, fn, sc, base, pm, nw, capture_aux=True, out=outs)
+        assert all(a is b for a, b in zip(got, outs))
+        bf16_check("T.mhc_fused_post_pre_delayed out= residual_out", outs[0], v, mag)
+        check_delayed("T.mhc_fused_post_pre_delayed out=", outs[1:5],
+                      mhc_delayed_ref(outs[0], fn, sc, base, pm, None, nw))
+
+
+@case
+def mhc_delayed_compile_and_graph():
+    Tn, C = 12, 1024
+    r, fn, sc, base = mhc_inputs(Tn, C)
+    fn, sc = wide(fn, sc)
+    post, comb, _ = T.mhc_pre(r, fn, sc, base)
+    x, pm = torch.randn(Tn, C, device=dev).bfloat16(), torch.rand(Tn, 4, device=dev)
+
+    def step(x, r, post, comb, fn, sc, base, pm):
+        ro, p2, c2, li, nxt, _ = T.mhc_fused_post_pre_delayed(x, r, post, comb, fn, sc, base, pm)
+        p3, c3, li3, nxt3 = T.mhc_pre_delayed(ro, fn, sc, base, nxt)
+        return ro, p2, c2, li, nxt, p3, c3, li3, nxt3
+
+    torch._dynamo.reset()
+    got = torch.compile(step, fullgraph=True)(x, r, post, comb, fn, sc, base, pm)
+    want = step(x, r, post, comb, fn, sc, base, pm)
+    for i, (a, b) in enumerate(zip(got, want)):
+        close(f"compiled delayed output {i}", a, b, 1e-5, 1e-6)
+    static = [t.clone() for t in (x, r, post, comb, fn, sc, base, pm)]
+    step(*static)  # warm up outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        outs = step(*static)
+    for t in outs:
+        poison(t)
+    graph.replay()
+    torch.cuda.synchronize()
+    for i, (a, b) in enumerate(zip(outs, want)):
+        close(f"graph delayed output {i}", a, b, 1e-5, 1e-6)
 
 
 @case

@@ -51,12 +51,23 @@ void harness_report(harness_tally *t, int ok, const char *what, const char *deta
 void harness_rejects(harness_tally *t, const char *op, const char *what, aiter_aot_status s);
 
 /* mHC cases (harness_mhc.c). */
-enum { MHC_PRE_FULL, MHC_GEMM_THEN_PRE, MHC_POST, MHC_FUSED, MHC_HEAD };
+enum { MHC_PRE_FULL, MHC_GEMM_THEN_PRE, MHC_POST, MHC_FUSED, MHC_HEAD, MHC_PRE_DELAYED, MHC_FUSED_DELAYED };
+/* flags of the delayed ops' cases */
+enum {
+    MHC_NO_PRE_MIX = 1, /* no previous pre mix: layer_input is stream 0 */
+    MHC_AUX = 2,        /* fused_post_pre_delayed: the streams' mean too */
+    MHC_X_C = 4,        /* pre_delayed: the projection input is a [T, C] x with fn [24, C] */
+    MHC_X_4C = 8,       /* pre_delayed: the projection input is a [T, 4C] x other than the residual */
+    MHC_WIDE = 16       /* fn ~ 1e-2 N(0,1), scale ~ N(0,1): logits of order 1, so the projection's
+                         * rounding shows in post, comb and next_pre_mix (with vLLM's draws the
+                         * projection moves them by about 1e-7) */
+};
 typedef struct {
     int op, tokens, hidden;
     int norm, broadcast;  /* pre variants */
     int splits;           /* MHC_GEMM_THEN_PRE and MHC_FUSED; MHC_PRE_FULL: fn this many floats
                            * into its buffer (1: only 4-byte aligned) */
+    int flags;            /* MHC_PRE_DELAYED, MHC_FUSED_DELAYED: MHC_NO_PRE_MIX | ... */
 } mhc_case;
 void harness_mhc(const harness_mem *m, const mhc_case *c, uint64_t seed, harness_tally *t);
 void harness_mhc_bad_args(const harness_mem *m, harness_tally *t);

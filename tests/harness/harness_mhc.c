@@ -55,7 +55,7 @@ static float *f32_uniform(ref_rng *r, long n, double hi)
 
 typedef struct {
     const harness_mem *m;
-    void *p[16];
+    void *p[24];
     int n, ok;
 } dbufs;
 
@@ -336,20 +336,251 @@ static int case_head(const harness_mem *m, const mhc_case *c, ref_rng *r, char *
     return ok;
 }
 
+/* ---- the delayed pre (pre_delayed, fused_post_pre_delayed) ---- */
+
+typedef struct {
+    int tokens, hidden, fused, norm, flags;
+    double *res, *y, *x, *w;     /* residual [T][4][C], sublayer output [T][C], projection input, norm weight */
+    uint16_t *resb, *yb, *xb, *wb;
+    float *fn, *scale, *base, *pre_mix, *post_in, *comb_in;
+    long k;                      /* the projection input's values a token */
+} delayed_inputs;
+
+typedef struct {
+    float *post, *comb, *next;
+    uint16_t *li, *ro, *aux;
+} delayed_outputs;
+
+static void delayed_draw(delayed_inputs *in, ref_rng *r)
+{
+    const long T = in->tokens, C = in->hidden, n = T * 4 * C;
+    const long nx = in->flags & (MHC_X_C | MHC_X_4C) ? T : 0, ny = in->fused ? T : 0; /* tokens of x, y */
+    in->k = in->flags & MHC_X_C ? C : 4 * C;
+    in->res = malloc(sizeof(double) * n), in->y = malloc(sizeof(double) * (ny * C + 1));
+    in->x = malloc(sizeof(double) * (nx * in->k + 1)), in->w = malloc(sizeof(double) * C);
+    in->resb = bf16_tensor(r, n, 0, 1, in->res), in->yb = bf16_tensor(r, ny * C, 0, 1, in->y);
+    in->xb = bf16_tensor(r, nx * in->k, 0, 1, in->x), in->wb = bf16_tensor(r, C, 1, 0.1, in->w);
+    const int wide = (in->flags & MHC_WIDE) != 0;
+    in->fn = f32_tensor(r, 24 * in->k, wide ? 1e-2 : 1e-4), in->scale = f32_tensor(r, 3, wide ? 1 : 0.1);
+    in->base = f32_tensor(r, 24, 1);
+    in->pre_mix = f32_uniform(r, T * 4, 1.0), in->post_in = f32_uniform(r, T * 4, 2.0);
+    in->comb_in = f32_uniform(r, T * 16, 1.0);
+}
+
+static void delayed_free(delayed_inputs *in, delayed_outputs *o)
+{
+    free(in->res), free(in->y), free(in->x), free(in->w), free(in->resb), free(in->yb), free(in->xb), free(in->wb);
+    free(in->fn), free(in->scale), free(in->base), free(in->pre_mix), free(in->post_in), free(in->comb_in);
+    free(o->post), free(o->comb), free(o->next), free(o->li), free(o->ro), free(o->aux);
+}
+
+/* Runs the op on fresh device buffers (outputs poisoned) and brings every output back. */
+static aiter_aot_status delayed_run(const harness_mem *m, const delayed_inputs *in, delayed_outputs *o)
+{
+    const int T = in->tokens, C = in->hidden, has_x = (in->flags & (MHC_X_C | MHC_X_4C)) != 0;
+    const size_t n = (size_t)T * 4 * C, ws = aiter_aot_mhc_workspace_size(T, C);
+    dbufs b = {m, {0}, 0, 1};
+    void *d_res = dput(&b, in->resb, n * 2), *d_fn = dput(&b, in->fn, (size_t)24 * in->k * 4);
+    void *d_scale = dput(&b, in->scale, 12), *d_base = dput(&b, in->base, 96);
+    void *d_pm = in->flags & MHC_NO_PRE_MIX ? NULL : dput(&b, in->pre_mix, (size_t)T * 16);
+    void *d_w = in->norm ? dput(&b, in->wb, (size_t)C * 2) : NULL;
+    void *d_post = dput(&b, NULL, (size_t)T * 16), *d_comb = dput(&b, NULL, (size_t)T * 64);
+    void *d_li = dput(&b, NULL, (size_t)T * C * 2), *d_next = dput(&b, NULL, (size_t)T * 16), *d_ws = dput(&b, NULL, ws);
+    void *d_ro = NULL, *d_aux = NULL;
+    aiter_aot_status s = AITER_AOT_STATUS_OUT_OF_MEMORY;
+    if (in->fused) {
+        void *d_y = dput(&b, in->yb, (size_t)T * C * 2), *d_pin = dput(&b, in->post_in, (size_t)T * 16);
+        void *d_cin = dput(&b, in->comb_in, (size_t)T * 64);
+        d_ro = dput(&b, NULL, n * 2), d_aux = in->flags & MHC_AUX ? dput(&b, NULL, (size_t)T * C * 2) : NULL;
+        aiter_aot_mhc_fused_post_pre_delayed_args a = {
+            .size = sizeof a, .hc_mult = 4, .x = d_y, .residual = d_res, .post_in = d_pin, .comb_in = d_cin, .fn = d_fn,
+            .scale = d_scale, .base = d_base, .pre_mix = d_pm, .norm_weight = d_w, .residual_out = d_ro, .post = d_post,
+            .comb = d_comb, .layer_input = d_li, .next_pre_mix = d_next, .aux = d_aux, .workspace = d_ws,
+            .workspace_size = ws, .tokens = T, .hidden = C, .params = params};
+        if (b.ok) s = aiter_aot_mhc_fused_post_pre_delayed(&a, m->stream);
+    } else {
+        void *d_x = has_x ? dput(&b, in->xb, (size_t)T * in->k * 2) : NULL;
+        aiter_aot_mhc_pre_delayed_args a = {
+            .size = sizeof a, .hc_mult = 4, .residual = d_res, .x = d_x, .fn = d_fn, .scale = d_scale, .base = d_base,
+            .pre_mix = d_pm, .norm_weight = d_w, .post = d_post, .comb = d_comb, .layer_input = d_li,
+            .next_pre_mix = d_next, .workspace = d_ws, .workspace_size = ws, .tokens = T, .hidden = C,
+            .x_width = has_x ? (int32_t)in->k : 0, .params = params};
+        if (b.ok) s = aiter_aot_mhc_pre_delayed(&a, m->stream);
+    }
+    if (s == AITER_AOT_STATUS_OK && m->sync() != 0) s = AITER_AOT_STATUS_LAUNCH_FAILED;
+    o->post = dget(&b, d_post, (size_t)T * 16), o->comb = dget(&b, d_comb, (size_t)T * 64);
+    o->next = dget(&b, d_next, (size_t)T * 16), o->li = dget(&b, d_li, (size_t)T * C * 2);
+    o->ro = d_ro ? dget(&b, d_ro, n * 2) : NULL, o->aux = d_aux ? dget(&b, d_aux, (size_t)T * C * 2) : NULL;
+    if (s == AITER_AOT_STATUS_OK && !b.ok) s = AITER_AOT_STATUS_GPU_RUNTIME;
+    dfree(&b);
+    return s;
+}
+
+/* layer_input of token t from the streams r [4][C] it collapses, as docs/semantics.md defines
+ * it: u = sum_j pre_mix[j] r[j] (or r[0]), with the norm bf16(u) r w, the squares of bf16(u). */
+static void delayed_collapse(const delayed_inputs *in, int t, const double *r, double *u, double *mag, double *extra)
+{
+    const int C = in->hidden;
+    if (in->flags & MHC_NO_PRE_MIX) {
+        for (int h = 0; h < C; h++) u[h] = r[h], mag[h] = fabs(r[h]);
+    } else {
+        double pm[4];
+        for (int j = 0; j < 4; j++) pm[j] = in->pre_mix[t * 4 + j];
+        ref_mhc_collapse(pm, r, C, u, mag);
+    }
+    for (int h = 0; h < C; h++) extra[h] = 0;
+    if (!in->norm) return;
+    double ss = 0;
+    for (int h = 0; h < C; h++) {
+        const double ub = ref_bf16_value(ref_to_bf16((float)u[h]));
+        ss += ub * ub;
+    }
+    const double inv = 1.0 / sqrt(ss / C + ref_params.norm_eps);
+    for (int h = 0; h < C; h++) {
+        extra[h] = ulp_bf16(u[h]) * inv * fabs(in->w[h]);
+        u[h] = ref_bf16_value(ref_to_bf16((float)u[h])) * inv * in->w[h];
+        mag[h] *= inv * fabs(in->w[h]);
+    }
+}
+
+/* Every output against the reference. The fused op's residual_out is checked first; the rest
+ * is then computed from it as stored (bf16(v): one ulp of freedom per element). */
+static int delayed_check(const delayed_inputs *in, const delayed_outputs *o, char *why, size_t cap)
+{
+    const int T = in->tokens, C = in->hidden;
+    const long n = (long)T * 4 * C;
+    double *r = in->res, *tmp = malloc(sizeof(double) * n), *mag = malloc(sizeof(double) * n);
+    int ok = 1;
+    if (in->fused) {
+        for (int t = 0; t < T; t++) {
+            double cm[16], pt[4];
+            for (int i = 0; i < 16; i++) cm[i] = in->comb_in[t * 16 + i];
+            for (int i = 0; i < 4; i++) pt[i] = in->post_in[t * 4 + i];
+            ref_mhc_post(cm, pt, in->res + (long)t * 4 * C, in->y + (long)t * C, C, tmp + (long)t * 4 * C,
+                         mag + (long)t * 4 * C);
+        }
+        ok = check_bf16("residual_out", o->ro, tmp, mag, 0.4, n, NULL, why, cap);
+        r = tmp;
+        for (long i = 0; i < n; i++) r[i] = ref_bf16_value(o->ro[i]);
+    }
+    const double *x = in->flags & (MHC_X_C | MHC_X_4C) ? in->x : r;
+    double *dot = malloc(sizeof(double) * T * 24), *sq = malloc(sizeof(double) * T), *dm = malloc(sizeof(double) * T * 24);
+    double *next = malloc(sizeof(double) * T * 4), *post = malloc(sizeof(double) * T * 4);
+    double *comb = malloc(sizeof(double) * T * 16), *u = malloc(sizeof(double) * T * C);
+    double *umag = malloc(sizeof(double) * T * C), *extra = malloc(sizeof(double) * T * C);
+    ref_mhc_project(x, in->fn, T, in->k, 24, dot, sq, dm);
+    for (int t = 0; t < T; t++) {
+        ref_mhc_coefficients(dot + t * 24, sq[t], in->k, in->scale, in->base, &ref_params, next + t * 4, post + t * 4,
+                             comb + t * 16);
+        delayed_collapse(in, t, r + (long)t * 4 * C, u + (long)t * C, umag + (long)t * C, extra + (long)t * C);
+    }
+    if (ok) ok = check_rel("next_pre_mix", o->next, next, T * 4L, 1e-4, 1e-7, why, cap);
+    if (ok) ok = check_rel("post", o->post, post, T * 4L, 1e-4, 1e-7, why, cap);
+    if (ok) ok = check_rel("comb", o->comb, comb, T * 16L, 1e-4, 1e-7, why, cap);
+    if (ok) ok = check_stochastic(o->comb, T, why, cap);
+    const uint16_t *stream0 = in->fused ? o->ro : in->resb;
+    if (ok && (in->flags & MHC_NO_PRE_MIX) && !in->norm) /* stream 0's bits, copied */
+        for (long i = 0; ok && i < (long)T * C; i++)
+            if (o->li[i] != stream0[(i / C) * 4 * C + i % C])
+                ok = 0, snprintf(why, cap, "layer_input[%ld] = 0x%04x is not stream 0's 0x%04x", i, o->li[i],
+                                 stream0[(i / C) * 4 * C + i % C]);
+    if (ok) ok = check_bf16("layer_input", o->li, u, umag, 1.0, (long)T * C, extra, why, cap);
+    if (ok && o->aux) {
+        for (long i = 0; i < (long)T * C; i++) {
+            const double *s = r + (i / C) * 4 * C + i % C;
+            u[i] = (s[0] + s[C] + s[2 * C] + s[3 * C]) / 4;
+            umag[i] = (fabs(s[0]) + fabs(s[C]) + fabs(s[2 * C]) + fabs(s[3 * C])) / 4;
+        }
+        ok = check_bf16("aux", o->aux, u, umag, 1.0, (long)T * C, NULL, why, cap);
+    }
+    free(tmp), free(mag), free(dot), free(sq), free(dm), free(next), free(post), free(comb), free(u), free(umag), free(extra);
+    return ok;
+}
+
+static int case_delayed(const harness_mem *m, const mhc_case *c, ref_rng *r, char *why, size_t cap)
+{
+    delayed_inputs in = {.tokens = c->tokens, .hidden = c->hidden, .fused = c->op == MHC_FUSED_DELAYED,
+                         .norm = c->norm, .flags = c->flags};
+    delayed_outputs o = {.post = NULL};
+    delayed_draw(&in, r);
+    aiter_aot_status s = delayed_run(m, &in, &o);
+    int ok = s == AITER_AOT_STATUS_OK;
+    if (!ok) snprintf(why, cap, "status %d: %s", s, aiter_aot_last_error());
+    if (ok) ok = delayed_check(&in, &o, why, cap);
+    delayed_free(&in, &o);
+    return ok;
+}
+
 void harness_mhc(const harness_mem *m, const mhc_case *c, uint64_t seed, harness_tally *t)
 {
-    static const char *const names[] = {"pre_full", "prenorm_gemm+pre", "post", "fused_post_pre", "head"};
-    char what[128], why[200] = "";
-    snprintf(what, sizeof what, "mhc_%s T=%d C=%d%s%s", names[c->op], c->tokens, c->hidden, c->norm ? " norm" : "",
-             c->broadcast ? " broadcast" : "");
+    static const char *const names[] = {"pre_full", "prenorm_gemm+pre", "post", "fused_post_pre", "head",
+                                        "pre_delayed", "fused_post_pre_delayed"};
+    char what[160], why[200] = "";
+    snprintf(what, sizeof what, "mhc_%s T=%d C=%d%s%s%s%s%s%s%s", names[c->op], c->tokens, c->hidden,
+             c->norm ? " norm" : "", c->broadcast ? " broadcast" : "",
+             c->op >= MHC_PRE_DELAYED && !(c->flags & MHC_NO_PRE_MIX) ? " pre_mix" : "",
+             c->flags & MHC_AUX ? " aux" : "", c->flags & MHC_X_C ? " x[T,C]" : "", c->flags & MHC_X_4C ? " x[T,4C]" : "",
+             c->flags & MHC_WIDE ? " wide" : "");
     if (c->op == MHC_GEMM_THEN_PRE || c->op == MHC_FUSED) snprintf(what + strlen(what), sizeof what - strlen(what), " S=%d", c->splits);
     if (c->op == MHC_PRE_FULL && c->splits) snprintf(what + strlen(what), sizeof what - strlen(what), " fn+%d", c->splits);
     ref_rng r;
     ref_seed(&r, seed);
-    int ok = c->op <= MHC_GEMM_THEN_PRE ? case_pre(m, c, &r, why, sizeof why)
-             : c->op == MHC_HEAD     ? case_head(m, c, &r, why, sizeof why)
-                                     : case_post(m, c, &r, why, sizeof why);
+    int ok = c->op <= MHC_GEMM_THEN_PRE  ? case_pre(m, c, &r, why, sizeof why)
+             : c->op == MHC_HEAD        ? case_head(m, c, &r, why, sizeof why)
+             : c->op >= MHC_PRE_DELAYED ? case_delayed(m, c, &r, why, sizeof why)
+                                        : case_post(m, c, &r, why, sizeof why);
     harness_report(t, ok, what, why);
+}
+
+/* INVALID_ARGUMENT with a message that names the argument: the first word of `what`. */
+static void rejects_naming(harness_tally *t, const char *op, const char *what, aiter_aot_status s)
+{
+    char name[40];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(what, " "), what);
+    if (strstr(aiter_aot_last_error(), name) == NULL) s = AITER_AOT_STATUS_OK; /* reported as not rejected */
+    harness_rejects(t, op, what, s);
+}
+
+/* The delayed ops' bad arguments: each case breaks one field of a valid call (p: 64 KiB) and
+ * the message must name that field. */
+static void delayed_bad_args(const harness_mem *m, char *p, harness_tally *t)
+{
+    float *f = (float *)p;
+    const size_t ws = aiter_aot_mhc_workspace_size(2, 256);
+    aiter_aot_mhc_pre_delayed_args good = {.size = sizeof good, .hc_mult = 4, .residual = p, .fn = f, .scale = f,
+                                           .base = f, .pre_mix = f, .post = f, .comb = f, .layer_input = p,
+                                           .next_pre_mix = f, .workspace = p, .workspace_size = ws, .tokens = 2,
+                                           .hidden = 256, .params = params};
+    struct { const char *what; aiter_aot_mhc_pre_delayed_args a; } pre[] = {
+        {"hc_mult = 3", good}, {"hidden = 300", good}, {"tokens = -1", good}, {"fn NULL", good},
+        {"next_pre_mix NULL", good}, {"residual misaligned", good}, {"pre_mix misaligned", good},
+        {"norm_weight misaligned", good}, {"x_width = 512 (neither C nor 4C)", good}, {"x_width without x", good},
+        {"x_width = 0 with x", good}, {"x misaligned", good}, {"reserved = 1", good}, {"sinkhorn_iters = 0", good},
+        {"workspace_size too small", good}, {"workspace NULL", good}, {"size = 8", good}};
+    pre[0].a.hc_mult = 3, pre[1].a.hidden = 300, pre[2].a.tokens = -1, pre[3].a.fn = NULL;
+    pre[4].a.next_pre_mix = NULL, pre[5].a.residual = p + 2, pre[6].a.pre_mix = (float *)(p + 2);
+    pre[7].a.norm_weight = p + 2, pre[8].a.x = p, pre[8].a.x_width = 512, pre[9].a.x_width = 256;
+    pre[10].a.x = p, pre[11].a.x = p + 2, pre[11].a.x_width = 256, pre[12].a.reserved = 1;
+    pre[13].a.params.sinkhorn_iters = 0, pre[14].a.workspace_size = ws - 4, pre[15].a.workspace = NULL;
+    pre[16].a.size = 8;
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+        rejects_naming(t, "mhc_pre_delayed", pre[i].what, aiter_aot_mhc_pre_delayed(&pre[i].a, m->stream));
+    aiter_aot_mhc_fused_post_pre_delayed_args fgood = {
+        .size = sizeof fgood, .hc_mult = 4, .x = p, .residual = p, .post_in = f, .comb_in = f, .fn = f, .scale = f,
+        .base = f, .residual_out = p + 4096, .post = f, .comb = f, .layer_input = p, .next_pre_mix = f,
+        .workspace = p, .workspace_size = ws, .tokens = 2, .hidden = 256, .params = params};
+    struct { const char *what; aiter_aot_mhc_fused_post_pre_delayed_args a; } fused[] = {
+        {"hidden = 16640", fgood}, {"x NULL", fgood}, {"post_in NULL", fgood}, {"comb_in NULL", fgood},
+        {"residual_out aliasing residual", fgood}, {"residual_out misaligned", fgood}, {"aux misaligned", fgood},
+        {"layer_input NULL", fgood}, {"eps negative (norm_eps)", fgood}, {"workspace_size too small", fgood},
+        {"comb misaligned", fgood}};
+    fused[0].a.hidden = 16640, fused[1].a.x = NULL, fused[2].a.post_in = NULL, fused[3].a.comb_in = NULL;
+    fused[4].a.residual_out = p, fused[5].a.residual_out = p + 4098, fused[6].a.aux = p + 8;
+    fused[7].a.layer_input = NULL, fused[8].a.params.norm_eps = -1, fused[9].a.workspace_size = 16;
+    fused[10].a.comb = (float *)(p + 1);
+    for (size_t i = 0; i < sizeof fused / sizeof fused[0]; i++)
+        rejects_naming(t, "mhc_fused_post_pre_delayed", fused[i].what,
+                       aiter_aot_mhc_fused_post_pre_delayed(&fused[i].a, m->stream));
 }
 
 void harness_mhc_bad_args(const harness_mem *m, harness_tally *t)
@@ -386,6 +617,7 @@ void harness_mhc_bad_args(const harness_mem *m, harness_tally *t)
     aiter_aot_mhc_head_args head = {.size = sizeof head, .hc_mult = 4, .residual = p, .fn = NULL, .scale = f, .base = f,
                                     .out = p, .tokens = 1, .hidden = 512};
     harness_rejects(t, "mhc_head", "NULL fn", aiter_aot_mhc_head(&head, m->stream));
+    delayed_bad_args(m, p, t);
     aiter_aot_get_stats(&after);
     harness_report(t, after.launches == before.launches, "mhc: no bad call launched anything", "");
     m->release(p);

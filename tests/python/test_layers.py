@@ -78,6 +78,15 @@ WANT = {
     vllm.mhc_fused_post_pre: "(x, residual, post_layer_mix, comb_res_mix, fn, hc_scale, hc_base, rms_eps=1e-06, "
                              "hc_pre_eps=1e-06, hc_sinkhorn_eps=1e-06, hc_post_mult_value=2.0, sinkhorn_repeat=20, "
                              "n_splits=1, tile_n=1, norm_weight=None, norm_eps=0.0)",
+    # DeepSeek-V4.1's delayed pre: vLLM's mhc_pre_delayed_tilelang (and mhc_pre_delayed_torch) and
+    # mhc_fused_post_pre_delayed_tilelang (vllm/model_executor/kernels/mhc/tilelang.py)
+    vllm.mhc_pre_delayed: "(residual, fn, hc_scale, hc_base, rms_eps=1e-06, hc_pre_eps=1e-06, "
+                          "hc_sinkhorn_eps=1e-06, hc_post_mult_value=2.0, sinkhorn_repeat=20, pre_mix=None, x=None, "
+                          "norm_weight=None, norm_eps=1e-06)",
+    vllm.mhc_fused_post_pre_delayed: "(x, residual, post_layer_mix, comb_res_mix, fn, hc_scale, hc_base, "
+                                     "rms_eps=1e-06, hc_pre_eps=1e-06, hc_sinkhorn_eps=1e-06, "
+                                     "hc_post_mult_value=2.0, sinkhorn_repeat=20, pre_mix=None, norm_weight=None, "
+                                     "norm_eps=1e-06, capture_aux=False)",
 }
 
 
@@ -101,7 +110,7 @@ class Signatures(unittest.TestCase):
         self.assertEqual(sorted(reg), sorted("aiter_aot::" + n for n in (
             "topk_softmax", "topk_softmax_out", "moe_sorting", "topk_route", "topk_route_out", "moe_align_block_size",
             "mhc_pre", "mhc_prenorm_gemm", "mhc_pre_partials", "mhc_post", "mhc_fused_post_pre", "mhc_head",
-            "fmha_varlen_fwd")))
+            "mhc_pre_delayed", "mhc_fused_post_pre_delayed", "fmha_varlen_fwd")))
         for name, rec in reg.items():
             self.assertIsNotNone(rec["fake"], name + " has no fake implementation")
         self.assertEqual(reg["aiter_aot::topk_softmax_out"]["mutates_args"],
@@ -132,6 +141,14 @@ class Signatures(unittest.TestCase):
         out = torch.library.registered["aiter_aot::mhc_pre"]["fake"](torch.empty((3, 256), dtype=torch.bfloat16),
                                                                     None, None, None, None, [], True)
         self.assertEqual([x.shape for x in out], [(3, 4), (3, 4, 4), (3, 256), (3, 4, 256)])
+        out = torch.library.registered["aiter_aot::mhc_pre_delayed"]["fake"](r, None, None, None, None, None, None, [])
+        self.assertEqual([(x.shape, x.dtype) for x in out], [((3, 4), torch.float32), ((3, 4, 4), torch.float32),
+                                                             ((3, 256), torch.bfloat16), ((3, 4), torch.float32)])
+        fake = torch.library.registered["aiter_aot::mhc_fused_post_pre_delayed"]["fake"]
+        for aux, rows in ((False, 0), (True, 3)):
+            out = fake(None, r, None, None, None, None, None, None, None, aux, [])
+            self.assertEqual([x.shape for x in out], [(3, 4, 256), (3, 4), (3, 4, 4), (3, 256), (3, 4), (rows, 256)])
+            self.assertEqual((out[0].dtype, out[5].dtype), (torch.bfloat16, torch.bfloat16))
 
 
 class Unsupported(unittest.TestCase):
@@ -299,6 +316,24 @@ run("aiter.mhc_post", lambda: aiter.mhc_post(x, r, post, comb))
 run("T.mhc_prenorm_gemm", lambda: T.mhc_prenorm_gemm(r, fn, 4))
 run("T.mhc_pre_partials", lambda: T.mhc_pre_partials(E(4, Tn, 24), E(4, Tn), sc, base, r))
 run("swapped", lambda: vllm.mhc_post(r, x, post, comb))
+pm = E(Tn, 4)
+def delayed(f, shapes):
+    out = f()
+    assert [tuple(o.shape) for o in out] == shapes, [o.shape for o in out]
+run("vllm.mhc_pre_delayed", lambda: delayed(lambda: vllm.mhc_pre_delayed(r, fn, sc, base, 1e-6, 1e-6, 1e-6, 2.0, 20,
+                                                                          pm),
+                                            [(Tn, 4, 1), (Tn, 4, 4), (Tn, C), (Tn, 4)]))
+run("vllm.mhc_pre_delayed first", lambda: vllm.mhc_pre_delayed(r, E(24, C), sc, base, x=x,
+                                                               norm_weight=E(C, d=torch.bfloat16)))
+run("vllm.mhc_fused_post_pre_delayed", lambda: delayed(
+    lambda: vllm.mhc_fused_post_pre_delayed(x, r, post, comb, fn, sc, base, 1e-6, 1e-6, 1e-6, 2.0, 20, pm,
+                                            E(C, d=torch.bfloat16), 1e-6, True),
+    [(Tn, 4, C), (Tn, 4, 1), (Tn, 4, 4), (Tn, C), (Tn, 4), (Tn, C)]))
+run("vllm.mhc_fused_post_pre_delayed plain", lambda: delayed(lambda: vllm.mhc_fused_post_pre_delayed(
+    x, r, post, comb, fn, sc, base), [(Tn, 4, C), (Tn, 4, 1), (Tn, 4, 4), (Tn, C), (Tn, 4), (0, C)]))
+douts = (E(Tn, 4), E(Tn, 4, 4), E(Tn, C, d=torch.bfloat16), E(Tn, 4))
+run("T.mhc_pre_delayed out=", lambda: T.mhc_pre_delayed(r, fn, sc, base, pm, out=douts)[3] is douts[3] or 1 / 0)
+run("swapped delayed", lambda: vllm.mhc_fused_post_pre_delayed(r, x, post, comb, fn, sc, base))
 # the routers: DeepSeek-V3's shape, sqrt-softplus with hash routing, Llama-4's top-1
 g = E(6, 256, d=torch.bfloat16)
 I32, I64 = torch.int32, torch.int64
@@ -354,6 +389,8 @@ EXPECT = {"aiter.topk_softmax": 1, "vllm.topk_softmax": 1, "vllm.topk_softmax in
           "aiter.moe_sorting_fwd": 3, "fused_moe.moe_sorting": 3, "T.moe_sorting": 3,
           "aiter.fmha_v3_varlen_fwd": 2, "T.fmha_varlen_fwd": 1, "vllm.mhc_post": 1, "vllm.hc_head": 1,
           "aiter.mhc_post": 1, "T.mhc_pre out=": 2, "T.mhc_prenorm_gemm": 1, "T.mhc_pre_partials": 1,
+          "vllm.mhc_pre_delayed": 2, "vllm.mhc_pre_delayed first": 2, "vllm.mhc_fused_post_pre_delayed": 2,
+          "vllm.mhc_fused_post_pre_delayed plain": 2, "T.mhc_pre_delayed out=": 2,
           "T.topk_route": 1, "T.topk_route hash": 1, "T.topk_route out=": 1, "aiter.biased_grouped_topk": 1,
           "aiter.grouped_topk": 1, "aiter.topk_gating": 1, "vllm.topk_sigmoid": 1, "vllm.topk_softmax bias": 1,
           "vllm.grouped_topk": 1, "vfm.grouped_topk": 1, "T.moe_align_block_size": 3, "vllm.moe_align_block_size": 3,
@@ -377,6 +414,8 @@ class FakeDeviceCalls(unittest.TestCase):
                       "[tokens, 4, hidden] = (*, 4, *)", out)
         self.assertIn("swapped route FAILED TypeError topk_route: topk_weights has dtype int32; the op needs float32",
                       out)
+        self.assertIn("swapped delayed FAILED ValueError mhc_fused_post_pre_delayed: residual has shape (3, 256); the "
+                      "op needs [tokens, 4, hidden] = (*, 4, *)", out)
 
 
 if __name__ == "__main__":

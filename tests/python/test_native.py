@@ -527,6 +527,68 @@ class OpChecks(unittest.TestCase):
         bad[5] = t((T_ + 1, 4, C), "bfloat16")
         self.refused(ValueError, "residual_out has shape", A.mhc_fused_post_pre, *bad)
 
+    def test_mhc_pre_delayed(self):
+        T_, C = 3, 256
+        W = max(A.mhc_workspace_size(T_, C), 16)
+        ok = [t((T_, 4, C), "bfloat16"), None, t((24, 4 * C)), t((3,)), t((24,)), t((T_, 4)), t((C,), "bfloat16"),
+              t((T_, 4)), t((T_, 4, 4)), t((T_, C), "bfloat16"), t((T_, 4)), t((W,), "uint8"), PARAMS]
+        self.reaches_library(A.mhc_pre_delayed, *ok)
+        first = list(ok)  # no pre_mix, no norm, the first layer's [T, C] projection input
+        first[1], first[2], first[5], first[6] = t((T_, C), "bfloat16"), t((24, C)), None, None
+        self.reaches_library(A.mhc_pre_delayed, *first)
+        bad = list(ok)
+        bad[1] = t((T_, 2 * C), "bfloat16")
+        self.refused(ValueError, f"x has {2 * C} values a token; the op needs hidden ({C}) or 4 * hidden",
+                     A.mhc_pre_delayed, *bad)
+        bad = list(first)
+        bad[2] = t((24, 4 * C))
+        self.refused(ValueError, f"fn has shape (24, {4 * C}); the op needs [24, x's width] = (24, {C})",
+                     A.mhc_pre_delayed, *bad)
+        bad = list(ok)
+        bad[5] = t((T_, 4, 1))
+        self.refused(ValueError, f"pre_mix has shape ({T_}, 4, 1); the op needs [tokens, 4] = ({T_}, 4)",
+                     A.mhc_pre_delayed, *bad)
+        bad = list(ok)
+        bad[10] = t((T_, 4), "bfloat16")
+        self.refused(TypeError, "next_pre_mix has dtype bfloat16; the op needs float32", A.mhc_pre_delayed, *bad)
+        bad = list(ok)
+        bad[9] = t((T_, C), "bfloat16", align=8)
+        self.refused(ValueError, ("layer_input: data pointer 0x", "is not 16-byte aligned"), A.mhc_pre_delayed, *bad)
+        bad = list(ok)
+        bad[11] = t((16,), "uint8")  # the library's own check: INVALID_ARGUMENT, naming the workspace
+        with self.assertRaises(A.ArgumentError) as e:
+            A.mhc_pre_delayed(*bad)
+        self.assertIn("mhc_pre_delayed: workspace_size 16 <", str(e.exception))
+
+    def test_mhc_fused_post_pre_delayed(self):
+        T_, C = 3, 512
+        W = max(A.mhc_workspace_size(T_, C), 16)
+        ok = [t((T_, C), "bfloat16"), t((T_, 4, C), "bfloat16"), t((T_, 4)), t((T_, 4, 4)), t((24, 4 * C)), t((3,)),
+              t((24,)), t((T_, 4)), t((C,), "bfloat16"), t((T_, 4, C), "bfloat16"), t((T_, 4)), t((T_, 4, 4)),
+              t((T_, C), "bfloat16"), t((T_, 4)), t((T_, C), "bfloat16"), t((W,), "uint8"), PARAMS]
+        self.reaches_library(A.mhc_fused_post_pre_delayed, *ok)
+        plain = list(ok)
+        plain[7], plain[8], plain[14] = None, None, None
+        self.reaches_library(A.mhc_fused_post_pre_delayed, *plain)
+        bad = list(ok)
+        bad[14] = t((T_ + 1, C), "bfloat16")
+        self.refused(ValueError, f"aux has shape ({T_ + 1}, {C}); the op needs [tokens, hidden] = ({T_}, {C})",
+                     A.mhc_fused_post_pre_delayed, *bad)
+        bad = list(ok)
+        bad[0] = t((T_, 4, C), "bfloat16")
+        self.refused(ValueError, "x has shape", A.mhc_fused_post_pre_delayed, *bad)
+        bad = list(ok)
+        bad[2] = t((T_, 4, 1))
+        self.refused(ValueError, "post_in has shape", A.mhc_fused_post_pre_delayed, *bad)
+        bad = list(ok)
+        bad[16] = (1e-6,)
+        self.refused(TypeError, "params must be a tuple", A.mhc_fused_post_pre_delayed, *bad)
+        bad = list(ok)
+        bad[9] = bad[1]  # the library's own check
+        with self.assertRaises(A.ArgumentError) as e:
+            A.mhc_fused_post_pre_delayed(*bad)
+        self.assertIn("residual_out may not alias residual", str(e.exception))
+
     def test_mhc_head(self):
         T_, C = 3, 256
         ok = [t((T_, 4, C), "bfloat16"), t((4, 4 * C)), t((1,)), t((4,)), t((T_, C), "bfloat16"), 1e-6, 1e-6]

@@ -12,7 +12,7 @@ from ..aiter import mhc_fused_post_pre, mhc_post, mhc_pre
 from ..torch import _bias32, _compiling, _route_fill, _s, _t
 
 __all__ = ["topk_softmax", "topk_sigmoid", "grouped_topk", "moe_align_block_size", "mhc_pre", "mhc_post",
-           "mhc_fused_post_pre", "mhc_pre_broadcast", "hc_head"]
+           "mhc_fused_post_pre", "mhc_pre_broadcast", "hc_head", "mhc_pre_delayed", "mhc_fused_post_pre_delayed"]
 
 
 def _unsupported(name, value, why):
@@ -139,3 +139,30 @@ def mhc_pre_broadcast(residual, fn_broadcast, hc_scale, hc_base, norm_weight, rm
 def hc_head(residual, fn, hc_scale, hc_base, rms_eps=1e-6, hc_eps=1e-6):
     """The collapse before the LM head: bf16 [T, C]."""
     return T.mhc_head(residual, fn, hc_scale, hc_base, rms_eps, hc_eps)
+
+
+def mhc_pre_delayed(residual, fn, hc_scale, hc_base, rms_eps=1e-6, hc_pre_eps=1e-6, hc_sinkhorn_eps=1e-6,
+                    hc_post_mult_value=2.0, sinkhorn_repeat=20, pre_mix=None, x=None, norm_weight=None, norm_eps=1e-6):
+    """DeepSeek-V4.1's delayed pre in the order of vLLM's mhc_pre_delayed_tilelang (and
+    mhc_pre_delayed_torch): returns (post [T, 4, 1], comb [T, 4, 4], layer_input bf16 [T, C],
+    next_pre_mix [T, 4]). pre_mix None collapses to stream 0; x (bf16 [T, C] or [T, 4C]) is the
+    projection input instead of the residual."""
+    p, c, li, nxt = T.mhc_pre_delayed(residual, fn, hc_scale, hc_base, pre_mix, x=x, norm_weight=norm_weight,
+                                      params=(rms_eps, hc_pre_eps, hc_sinkhorn_eps, hc_post_mult_value,
+                                              sinkhorn_repeat, norm_eps))
+    return p.unsqueeze(-1), c, li, nxt
+
+
+def mhc_fused_post_pre_delayed(x, residual, post_layer_mix, comb_res_mix, fn, hc_scale, hc_base, rms_eps=1e-6,
+                               hc_pre_eps=1e-6, hc_sinkhorn_eps=1e-6, hc_post_mult_value=2.0, sinkhorn_repeat=20,
+                               pre_mix=None, norm_weight=None, norm_eps=1e-6, capture_aux=False):
+    """One post block and the next delayed pre in the order of vLLM's
+    mhc_fused_post_pre_delayed_tilelang: returns (residual [T, 4, C], post [T, 4, 1],
+    comb [T, 4, 4], layer_input [T, C], next_pre_mix [T, 4], aux [T, C] with capture_aux, else
+    [0, C]). The projection reads the new residual as stored in bf16 at every token count
+    (TileLang's small-token kernel projects its fp32 value: docs/semantics.md)."""
+    r, p, c, li, nxt, aux = T.mhc_fused_post_pre_delayed(
+        x, residual, post_layer_mix, comb_res_mix, fn, hc_scale, hc_base, pre_mix, norm_weight,
+        capture_aux=capture_aux, params=(rms_eps, hc_pre_eps, hc_sinkhorn_eps, hc_post_mult_value, sinkhorn_repeat,
+                                         norm_eps))
+    return r, p.unsqueeze(-1), c, li, nxt, aux
