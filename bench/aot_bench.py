@@ -50,6 +50,20 @@ class MhcFusedArgs(C.Structure):
                 ("splits", I32), ("reserved", I32)]
 
 
+class MhcPreDelayedArgs(C.Structure):
+    _fields_ = [("size", C.c_size_t), ("hc_mult", I32), ("residual", P), ("x", P), ("fn", P), ("scale", P),
+                ("base", P), ("pre_mix", P), ("norm_weight", P), ("post", P), ("comb", P), ("layer_input", P),
+                ("next_pre_mix", P), ("workspace", P), ("workspace_size", C.c_size_t), ("tokens", I32),
+                ("hidden", I32), ("x_width", I32), ("reserved", I32), ("params", MhcParams)]
+
+
+class MhcFusedDelayedArgs(C.Structure):
+    _fields_ = [("size", C.c_size_t), ("hc_mult", I32), ("x", P), ("residual", P), ("post_in", P), ("comb_in", P),
+                ("fn", P), ("scale", P), ("base", P), ("pre_mix", P), ("norm_weight", P), ("residual_out", P),
+                ("post", P), ("comb", P), ("layer_input", P), ("next_pre_mix", P), ("aux", P), ("workspace", P),
+                ("workspace_size", C.c_size_t), ("tokens", I32), ("hidden", I32), ("params", MhcParams)]
+
+
 class MhcPrenormGemmArgs(C.Structure):
     _fields_ = [("size", C.c_size_t), ("hc_mult", I32), ("residual", P), ("fn", P), ("mix", P), ("sqrsum", P),
                 ("tokens", I32), ("hidden", I32), ("splits", I32), ("broadcast", I32)]

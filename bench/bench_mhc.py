@@ -4,7 +4,8 @@ mHC), eager and torch.compile, in one process, on the same inputs. CUDA-graph re
 (GPU time), median of many runs, inputs rotated among several sets; "ours stream" is the time
 per call in one graph of several calls (aot_bench.bench_stream: the replay's own launch shared,
 as in a model's captured step), the rest one call per replay. Outputs are compared with torch's
-before anything is timed. Usage: python3 bench/bench_mhc.py LIBAITER_AOT_SO OUT_DIR"""
+before anything is timed. BENCH_MHC=delayed runs only the delayed-pre rows.
+Usage: python3 bench/bench_mhc.py LIBAITER_AOT_SO OUT_DIR"""
 import json
 import os
 import sys
@@ -42,6 +43,102 @@ def torch_pre(res, fn, scale, base):
 
 def torch_post(x, res, post, comb):
     return (post[..., None] * x[:, None, :].float() + torch.einsum("tjk,tjh->tkh", comb, res.float())).bfloat16()
+
+
+def torch_pre_delayed(res, fn, scale, base, pre_mix):
+    """vLLM's delayed pre (docs/semantics.md): this boundary's post and comb, the layer input
+    from the previous boundary's pre mix, and the pre mix handed on."""
+    t = res.shape[0]
+    x = res.view(t, -1).float()
+    mix = (x @ fn.t()) * torch.rsqrt(x.square().mean(-1, keepdim=True) + EPS)
+    nxt = torch.sigmoid(mix[:, :4] * scale[0] + base[:4]) + EPS
+    post = torch.sigmoid(mix[:, 4:8] * scale[1] + base[4:8]) * POST_MULT
+    comb = torch.softmax((mix[:, 8:] * scale[2] + base[8:]).view(t, 4, 4), -1) + EPS
+    comb = comb / (comb.sum(-2, keepdim=True) + EPS)
+    for _ in range(ITERS - 1):
+        comb = comb / (comb.sum(-1, keepdim=True) + EPS)
+        comb = comb / (comb.sum(-2, keepdim=True) + EPS)
+    li = (pre_mix[..., None] * res.float()).sum(1).bfloat16()
+    return post, comb, li, nxt
+
+
+def torch_fused_delayed(x, res, post_in, comb_in, fn, scale, base, pre_mix):
+    ro = torch_post(x, res, post_in, comb_in)
+    return (ro,) + torch_pre_delayed(ro, fn, scale, base, pre_mix)
+
+
+def delayed_set(t, c, fused):
+    res = torch.randn(t, 4, c, device=dev).bfloat16()
+    fn = 1e-4 * torch.randn(24, 4 * c, device=dev)
+    scale, base = 0.1 * torch.randn(3, device=dev), torch.randn(24, device=dev)
+    pre_mix = torch.rand(t, 4, device=dev) + 0.5
+    x = torch.randn(t, c, device=dev).bfloat16()
+    post_in, comb_in = 2 * torch.rand(t, 4, device=dev), torch.rand(t, 4, 4, device=dev)
+    post, comb, nxt = torch.empty(t, 4, device=dev), torch.empty(t, 4, 4, device=dev), torch.empty(t, 4, device=dev)
+    li = torch.empty(t, c, device=dev, dtype=torch.bfloat16)
+    ro = torch.empty_like(res)
+    ws = torch.empty(lib.aiter_aot_mhc_workspace_size(t, c), dtype=torch.uint8, device=dev)
+    if fused:
+        args = A.MhcFusedDelayedArgs(A.C.sizeof(A.MhcFusedDelayedArgs), 4, x.data_ptr(), res.data_ptr(),
+                                     post_in.data_ptr(), comb_in.data_ptr(), fn.data_ptr(), scale.data_ptr(),
+                                     base.data_ptr(), pre_mix.data_ptr(), None, ro.data_ptr(), post.data_ptr(),
+                                     comb.data_ptr(), li.data_ptr(), nxt.data_ptr(), None, ws.data_ptr(), ws.numel(),
+                                     t, c, PARAMS)
+    else:
+        args = A.MhcPreDelayedArgs(A.C.sizeof(A.MhcPreDelayedArgs), 4, res.data_ptr(), None, fn.data_ptr(),
+                                   scale.data_ptr(), base.data_ptr(), pre_mix.data_ptr(), None, post.data_ptr(),
+                                   comb.data_ptr(), li.data_ptr(), nxt.data_ptr(), ws.data_ptr(), ws.numel(), t, c,
+                                   0, 0, PARAMS)
+    return dict(res=res, fn=fn, scale=scale, base=base, pre_mix=pre_mix, x=x, post_in=post_in, comb_in=comb_in,
+                post=post, comb=comb, nxt=nxt, li=li, ro=ro, ws=ws, args=args, fused=fused)
+
+
+def ours_delayed(s):
+    if s["fused"]:
+        A.check(lib, lib.aiter_aot_mhc_fused_post_pre_delayed(s["args"], stream()), "mhc_fused_post_pre_delayed")
+    else:
+        A.check(lib, lib.aiter_aot_mhc_pre_delayed(s["args"], stream()), "mhc_pre_delayed")
+
+
+def torch_delayed(s, f_pre, f_fused):
+    if s["fused"]:
+        return f_fused(s["x"], s["res"], s["post_in"], s["comb_in"], s["fn"], s["scale"], s["base"], s["pre_mix"])
+    return f_pre(s["res"], s["fn"], s["scale"], s["base"], s["pre_mix"])
+
+
+def delayed_matches_torch(s):
+    ref = torch_delayed(s, torch_pre_delayed, torch_fused_delayed)
+    ours = ((s["ro"],) if s["fused"] else ()) + (s["post"], s["comb"], s["li"], s["nxt"])
+    torch.cuda.synchronize()
+    tol = [(1e-2, 1e-2)] * s["fused"] + [(1e-4, 1e-5), (1e-4, 1e-5), (1e-2, 1e-2), (1e-4, 1e-5)]
+    return all(close(o, r, *tl) for o, r, tl in zip(ours, ref, tol))
+
+
+def delayed_rows(bw, rows):
+    """pre_delayed and fused_post_pre_delayed against torch.compile of the reference."""
+    f_pre, f_fused = torch.compile(torch_pre_delayed, dynamic=False), torch.compile(torch_fused_delayed, dynamic=False)
+    one = torch.zeros(1, device=dev)
+    empty = bench_stream(lambda _: one.add_(1), [0], 40)
+    print(f"\nmhc delayed pre (DeepSeek-V4.1), graph replays, us; bytes: what the op must move; "
+          f"a one-element kernel, stream: {empty:.2f} us")
+    print(f"{'op':>24} {'T':>6} {'C':>5} {'ours':>8} {'stream':>8} {'compile':>9} {'x compile':>9} {'GB/s':>6} {'% bw':>5}")
+    for fused in (False, True):
+        for t, c in [(1, 4096), (16, 4096), (128, 4096), (1024, 4096), (4096, 4096), (4096, 7168)]:
+            sets = [delayed_set(t, c, fused) for _ in range(3 if t >= 1024 else 6)]
+            ours_delayed(sets[0])
+            assert delayed_matches_torch(sets[0]), f"delayed (fused={fused}) differs from torch at T={t} C={c}"
+            o = bench_graph(ours_delayed, sets)
+            os_ = bench_stream(ours_delayed, sets, stream_calls(t))
+            k = float("nan")  # compiled where the goals are stated: decode and T = 4096
+            if t in (16, 4096):
+                k = bench_graph(lambda z: torch_delayed(z, f_pre, f_fused), sets, reps=50)
+            byts = t * 4 * c * 2 + 24 * 4 * c * 4 + t * c * 2 + t * 112 + fused * (t * c * 2 + t * 4 * c * 2)
+            gbs = byts / (os_ * 1e-6) / 1e9
+            op = "mhc_fused_post_pre_delayed" if fused else "mhc_pre_delayed"
+            rows.append({"op": op, "tokens": t, "hidden": c, "ours_us": o, "ours_stream_us": os_,
+                         "torch_compile_us": k, "GBps": gbs, "pct_copy_bw": 100 * gbs / (bw * 1e3)})
+            print(f"{op:>24} {t:>6} {c:>5} {o:>8.2f} {os_:>8.2f} {k:>9.2f} {k / o:>9.1f} {gbs:>6.0f} "
+                  f"{100 * gbs / (bw * 1e3):>5.1f}")
 
 
 def pre_set(t, c):
@@ -105,6 +202,8 @@ def main():
     rows = []
     print(f"device {name}, date {time.strftime('%Y-%m-%d')}, copy bandwidth {bw:.2f} TB/s, "
           f"one-kernel graph replay {lat:.2f} us")
+    if os.environ.get("BENCH_MHC") == "delayed":
+        return delayed_rows(bw, rows)
     print("\nmhc pre_full (projection + Sinkhorn + pre-mix), graph replays, us")
     print(f"{'T':>6} {'C':>5} {'ours':>8} {'stream':>8} {'eager':>9} {'compile':>9} {'x eager':>8} "
           f"{'x compile':>9} {'GB/s':>6} {'% bw':>5}  (GB/s and % of copy bandwidth from the stream time)")
@@ -147,6 +246,7 @@ def main():
                      "torch_eager_us": e, "GBps": gbs, "pct_copy_bw": 100 * gbs / (bw * 1e3)})
         print(f"{t:>6} {c:>5} {o:>8.2f} {os_:>8.2f} {e:>9.2f} {e / o:>8.1f} {gbs:>6.0f} "
               f"{100 * gbs / (bw * 1e3):>5.1f}")
+    delayed_rows(bw, rows)
     with open(os.path.join(out_dir, "bench_mhc.json"), "w") as f:
         json.dump({"device": name, "date": time.strftime("%Y-%m-%d"), "copy_TBps": bw, "launch_us": lat,
                    "rows": rows}, f, indent=1)

@@ -104,12 +104,19 @@ static int check_rel(const char *name, const float *got, const double *ref, long
     return 1;
 }
 
-static int check_stochastic(const float *comb, int tokens, char *why, size_t cap)
+/* comb's rows and columns sum to 1 within 1e-3 wherever the fp64 reference's do within 1e-4:
+ * with the wide draws' logits (spread over tens) 20 Sinkhorn iterations leave rows of the
+ * reference itself 0.1-1 % from 1 (H100: 14 of 75 delayed cases), and those are held to the
+ * reference element by element instead. */
+static int check_stochastic(const float *comb, const double *ref, int tokens, char *why, size_t cap)
 {
     for (int t = 0; t < tokens; t++)
         for (int i = 0; i < 4; i++) {
             const float *c = comb + t * 16;
+            const double *r = ref + t * 16;
             double row = c[i * 4] + c[i * 4 + 1] + c[i * 4 + 2] + c[i * 4 + 3], col = c[i] + c[4 + i] + c[8 + i] + c[12 + i];
+            double rrow = r[i * 4] + r[i * 4 + 1] + r[i * 4 + 2] + r[i * 4 + 3], rcol = r[i] + r[4 + i] + r[8 + i] + r[12 + i];
+            if (!(fabs(rrow - 1) <= 1e-4 && fabs(rcol - 1) <= 1e-4)) continue;
             if (!(fabs(row - 1) <= 1e-3 && fabs(col - 1) <= 1e-3))
                 return snprintf(why, cap, "comb of token %d: row %d sums to %.6f, column %d to %.6f", t, i, row, i, col), 0;
         }
@@ -223,7 +230,7 @@ static int run_pre(const harness_mem *m, const mhc_case *c, const pre_inputs *in
     if (ok && c->op == MHC_GEMM_THEN_PRE) ok = check_partials(ws_h, ws_h + (size_t)splits * T * 24, splits, T, dot, sq, dmag, why, cap);
     if (ok) ok = check_rel("post", post, rpost, T * 4L, 1e-4, 1e-7, why, cap);
     if (ok) ok = check_rel("comb", comb, rcomb, T * 16L, 1e-4, 1e-7, why, cap);
-    if (ok) ok = check_stochastic(comb, T, why, cap);
+    if (ok) ok = check_stochastic(comb, rcomb, T, why, cap);
     if (ok) ok = check_bf16("layer_input", li, rli, rmag, 1.0, (long)T * C, extra, why, cap);
     for (long i = 0; ok && rout && i < (long)T * 4 * C; i++)
         if (rout[i] != in->xb[(i / (4L * C)) * C + i % C]) ok = 0, snprintf(why, cap, "residual_out[%ld] is not the input", i);
@@ -477,7 +484,7 @@ static int delayed_check(const delayed_inputs *in, const delayed_outputs *o, cha
     if (ok) ok = check_rel("next_pre_mix", o->next, next, T * 4L, 1e-4, 1e-7, why, cap);
     if (ok) ok = check_rel("post", o->post, post, T * 4L, 1e-4, 1e-7, why, cap);
     if (ok) ok = check_rel("comb", o->comb, comb, T * 16L, 1e-4, 1e-7, why, cap);
-    if (ok) ok = check_stochastic(o->comb, T, why, cap);
+    if (ok) ok = check_stochastic(o->comb, comb, T, why, cap);
     const uint16_t *stream0 = in->fused ? o->ro : in->resb;
     if (ok && (in->flags & MHC_NO_PRE_MIX) && !in->norm) /* stream 0's bits, copied */
         for (long i = 0; ok && i < (long)T * C; i++)

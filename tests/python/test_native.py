@@ -64,7 +64,8 @@ class Library(unittest.TestCase):
         rc, out = child("import aiter_aot as A; print(A.stats())")
         self.assertEqual(rc, 0, out)
         self.assertEqual(eval(out), {"modules_loaded": 0, "frames_decompressed": 0, "launches": 0,
-                                     "device_loads": 0})
+                                     "device_loads": 0, "decompress_ns": 0, "module_load_ns": 0,
+                                     "function_lookup_ns": 0})
 
     def test_no_device(self):
         # Debian's libamdhip64.so.5 is here and finds no GPU
