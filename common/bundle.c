@@ -6,6 +6,7 @@
 #include <stdlib.h> /* malloc, free */
 #include <string.h> /* memcmp, memchr, memset */
 
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_d_stableOutBuffer: decode straight into the caller's buffer */
 #include <zstd.h>
 
 #include "hash.h"
@@ -329,59 +330,99 @@ aiter_aot_status aot_bundle_find(aot_bundle *b, const void *data, size_t size, a
     return s;
 }
 
-/* Decompresses frame f into dst; `prefix` is the base frame's bytes for a chained frame. */
-static aiter_aot_status decompress_into(const aot_bundle *b, aot_frame_rec f, const unsigned char *prefix,
-                                        size_t prefix_size, unsigned char *dst, size_t *got)
-{
-    ZSTD_DCtx *dctx = ZSTD_createDCtx();
-    if (dctx == NULL) return AITER_AOT_STATUS_OUT_OF_MEMORY;
-    size_t r = 0;
-    if (f.flags & AOT_FRAME_FLAG_DICT) r = ZSTD_DCtx_loadDictionary(dctx, b->base + b->dict_off, b->dict_size);
-    if (prefix && !ZSTD_isError(r)) r = ZSTD_DCtx_refPrefix(dctx, prefix, prefix_size);
-    if (!ZSTD_isError(r))
-        r = ZSTD_decompressDCtx(dctx, dst, (size_t)f.usize, b->base + f.offset, (size_t)f.csize);
-    ZSTD_freeDCtx(dctx);
-    *got = r;
-    return ZSTD_isError(r) ? AITER_AOT_STATUS_CORRUPT_BUNDLE : AITER_AOT_STATUS_OK;
-}
-
-static aiter_aot_status decompress_one(const aot_bundle *b, uint32_t i, const unsigned char *prefix,
-                                       size_t prefix_size, unsigned char **out, aot_diag *d)
+/* Starts decoding frame i into a new buffer of usize bytes; `prefix` is the base frame's bytes
+ * for a chained frame. Output goes straight into that buffer (ZSTD_d_stableOutBuffer): no
+ * window buffer, whatever window the frame declares. */
+static aiter_aot_status decoder_start(aot_frame_decoder *fd, const aot_bundle *b, uint32_t i,
+                                      const unsigned char *prefix, size_t prefix_size, aot_diag *d)
 {
     aot_frame_rec f = aot_bundle_frame(b, i);
     unsigned long long content = ZSTD_getFrameContentSize(b->base + f.offset, (size_t)f.csize);
     if (content != f.usize)
         return CORRUPT("frame %u: zstd content size %llu, index says %llu", i, content,
                        (unsigned long long)f.usize);
-    unsigned char *dst = malloc(f.usize ? (size_t)f.usize : 1);
-    if (dst == NULL)
+    fd->bundle = b, fd->frame = i, fd->size = (size_t)f.usize;
+    fd->src = b->base + f.offset, fd->src_size = (size_t)f.csize;
+    fd->bytes = malloc(fd->size ? fd->size : 1);
+    ZSTD_DCtx *dctx = fd->bytes ? ZSTD_createDCtx() : NULL;
+    if (dctx == NULL)
         return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "frame %u: cannot allocate %llu bytes",
                         i, (unsigned long long)f.usize);
-    size_t got = 0;
-    aiter_aot_status s = decompress_into(b, f, prefix, prefix_size, dst, &got);
-    if (s == AITER_AOT_STATUS_OK && got != f.usize) s = AITER_AOT_STATUS_CORRUPT_BUNDLE;
-    if (s != AITER_AOT_STATUS_OK) {
-        free(dst);
-        return aot_fail(d, s, "frame %u (%s): decompression failed%s%s", i,
-                        aot_bundle_string(b, f.target), ZSTD_isError(got) ? ": " : "",
-                        ZSTD_isError(got) ? ZSTD_getErrorName(got) : "");
-    }
-    *out = dst;
+    fd->dctx = dctx;
+    size_t r = ZSTD_DCtx_setParameter(dctx, ZSTD_d_stableOutBuffer, 1);
+    if (!ZSTD_isError(r)) r = ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, 30); /* usize <= 1 GiB */
+    if (!ZSTD_isError(r) && (f.flags & AOT_FRAME_FLAG_DICT))
+        r = ZSTD_DCtx_loadDictionary(dctx, b->base + b->dict_off, b->dict_size);
+    if (!ZSTD_isError(r) && prefix) r = ZSTD_DCtx_refPrefix(dctx, prefix, prefix_size);
+    if (ZSTD_isError(r))
+        return CORRUPT("frame %u (%s): decompression failed: %s", i, aot_bundle_string(b, f.target),
+                       ZSTD_getErrorName(r));
     return AITER_AOT_STATUS_OK;
+}
+
+aiter_aot_status aot_frame_decoder_open(aot_frame_decoder *fd, const aot_bundle *b, uint32_t i,
+                                        aot_diag *d)
+{
+    memset(fd, 0, sizeof *fd);
+    if (i >= b->frames) return CORRUPT("frame %u does not exist", i);
+    aot_frame_rec f = aot_bundle_frame(b, i);
+    aiter_aot_status s = AITER_AOT_STATUS_OK;
+    if (f.flags & AOT_FRAME_FLAG_PREFIX) { /* the base frame is not chained (open checked) */
+        aot_frame_decoder base;
+        uint32_t bi = AOT_FRAME_BASE(f.flags);
+        s = aot_frame_decoder_open(&base, b, bi, d);
+        while (s == AITER_AOT_STATUS_OK && !base.done) s = aot_frame_decoder_step(&base, SIZE_MAX, d);
+        fd->prefix = base.bytes, fd->prefix_size = base.size;
+        base.bytes = NULL;
+        aot_frame_decoder_close(&base);
+    }
+    if (s == AITER_AOT_STATUS_OK) s = decoder_start(fd, b, i, fd->prefix, fd->prefix_size, d);
+    if (s != AITER_AOT_STATUS_OK) aot_frame_decoder_close(fd);
+    return s;
+}
+
+aiter_aot_status aot_frame_decoder_step(aot_frame_decoder *fd, size_t chunk, aot_diag *d)
+{
+    if (fd->done) return AITER_AOT_STATUS_OK;
+    const char *target = aot_bundle_string(fd->bundle, aot_bundle_frame(fd->bundle, fd->frame).target);
+    size_t n = fd->src_size - fd->src_pos < chunk ? fd->src_size - fd->src_pos : chunk;
+    ZSTD_inBuffer in = {fd->src, fd->src_pos + n, fd->src_pos};
+    ZSTD_outBuffer out = {fd->bytes, fd->size, fd->ready};
+    size_t r = ZSTD_decompressStream(fd->dctx, &out, &in);
+    int progress = in.pos != fd->src_pos || out.pos != fd->ready;
+    fd->src_pos = in.pos, fd->ready = out.pos;
+    if (ZSTD_isError(r))
+        return CORRUPT("frame %u (%s): decompression failed: %s", fd->frame, target, ZSTD_getErrorName(r));
+    if (r == 0) { /* the zstd frame ended: it must fill the buffer and be all of csize */
+        if (fd->ready != fd->size || fd->src_pos != fd->src_size)
+            return CORRUPT("frame %u (%s): decompression failed: the zstd frame ends after %zu of %zu "
+                           "bytes (%zu of %zu decoded)", fd->frame, target, fd->src_pos, fd->src_size,
+                           fd->ready, fd->size);
+        fd->done = 1;
+    } else if (fd->src_pos == fd->src_size || !progress) {
+        return CORRUPT("frame %u (%s): decompression failed: the zstd frame is truncated (%zu of %zu "
+                       "bytes decoded)", fd->frame, target, fd->ready, fd->size);
+    }
+    return AITER_AOT_STATUS_OK;
+}
+
+void aot_frame_decoder_close(aot_frame_decoder *fd)
+{
+    ZSTD_freeDCtx(fd->dctx);
+    free(fd->prefix);
+    free(fd->bytes);
+    memset(fd, 0, sizeof *fd);
 }
 
 aiter_aot_status aot_bundle_decompress_frame(const aot_bundle *b, uint32_t i, unsigned char **out,
                                              aot_diag *d)
 {
+    aot_frame_decoder fd;
     *out = NULL;
-    if (i >= b->frames) return CORRUPT("frame %u does not exist", i);
-    aot_frame_rec f = aot_bundle_frame(b, i);
-    if (!(f.flags & AOT_FRAME_FLAG_PREFIX)) return decompress_one(b, i, NULL, 0, out, d);
-    uint32_t base = AOT_FRAME_BASE(f.flags);
-    unsigned char *prefix;
-    AOT_FORWARD(decompress_one(b, base, NULL, 0, &prefix, d));
-    aiter_aot_status s = decompress_one(b, i, prefix, (size_t)aot_bundle_frame(b, base).usize, out, d);
-    free(prefix);
+    aiter_aot_status s = aot_frame_decoder_open(&fd, b, i, d);
+    while (s == AITER_AOT_STATUS_OK && !fd.done) s = aot_frame_decoder_step(&fd, SIZE_MAX, d);
+    if (s == AITER_AOT_STATUS_OK) *out = fd.bytes, fd.bytes = NULL;
+    aot_frame_decoder_close(&fd);
     return s;
 }
 

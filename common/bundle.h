@@ -45,6 +45,36 @@ const char *aot_bundle_string(const aot_bundle *b, uint32_t offset); /* validate
 aiter_aot_status aot_bundle_decompress_frame(const aot_bundle *b, uint32_t i, unsigned char **out,
                                              aot_diag *d);
 
+/* A frame decoded a piece at a time into one buffer, so that a caller can use each code
+ * object as soon as its bytes are out (the runtime decodes in one thread while another loads
+ * modules). Bytes [0, ready) of `bytes` are final; done is set once all `size` are and the
+ * zstd frame ended exactly at csize. */
+typedef struct {
+    unsigned char *bytes;
+    size_t ready, size;
+    int done;
+    /* private */
+    const aot_bundle *bundle;
+    uint32_t frame;
+    void *dctx;
+    unsigned char *prefix; /* a chained frame's base frame, decoded by open */
+    size_t prefix_size;
+    const unsigned char *src;
+    size_t src_size, src_pos;
+} aot_frame_decoder;
+
+/* Opens frame i for decoding (a chained frame's base frame is decoded here, in one go).
+ * @return OK, OUT_OF_MEMORY or CORRUPT_BUNDLE; on failure fd holds nothing to close. */
+aiter_aot_status aot_frame_decoder_open(aot_frame_decoder *fd, const aot_bundle *b, uint32_t i,
+                                        aot_diag *d);
+
+/* Decodes up to `chunk` more compressed bytes (SIZE_MAX: the rest). @return OK (check done) or
+ * CORRUPT_BUNDLE (zstd failed, the frame ended early or late, or it is truncated). */
+aiter_aot_status aot_frame_decoder_step(aot_frame_decoder *fd, size_t chunk, aot_diag *d);
+
+/* Frees everything fd holds, bytes included (take them first by setting fd->bytes = NULL). */
+void aot_frame_decoder_close(aot_frame_decoder *fd);
+
 /* Checks entry `i`'s bytes inside its decompressed frame against the recorded hash. */
 aiter_aot_status aot_bundle_check_entry(const aot_bundle *b, uint32_t i,
                                         const unsigned char *frame_bytes, aot_diag *d);
