@@ -99,6 +99,8 @@ def load(path):
     lib.aiter_aot_mhc_pre.argtypes = [C.POINTER(MhcPreArgs), P]
     lib.aiter_aot_mhc_post.argtypes = [C.POINTER(MhcPostArgs), P]
     lib.aiter_aot_mhc_fused_post_pre.argtypes = [C.POINTER(MhcFusedArgs), P]
+    lib.aiter_aot_mhc_pre_delayed.argtypes = [C.POINTER(MhcPreDelayedArgs), P]
+    lib.aiter_aot_mhc_fused_post_pre_delayed.argtypes = [C.POINTER(MhcFusedDelayedArgs), P]
     lib.aiter_aot_fmha_varlen_fwd.argtypes = [C.POINTER(FmhaArgs), P]
     lib.aiter_aot_mhc_workspace_size.restype = C.c_size_t
     lib.aiter_aot_mhc_workspace_size.argtypes = [C.c_int32, C.c_int32]

@@ -1,10 +1,12 @@
 """FMHA varlen forward: aiter-aot (libaiter_aot.so through ctypes, on PyTorch tensors and the current
-stream) side by side with PyTorch's scaled_dot_product_attention (FLASH_ATTENTION and
-CUDNN_ATTENTION backends) and aten._flash_attention_forward (varlen), same inputs, one process.
-bf16, d = 128, 8 sequences x 4096, 32 heads, causal and not. CUDA events, median; TFLOP/s =
-4 b h s_q s_k d, halved for causal. Then every head dim (64, 128, 192/128, 256) at the same shape,
-ours against the flash backend where d = d_v, and against other builds of the library named with
---compare NAME=PATH (an earlier commit's, say), each loaded into this process.
+stream) side by side with PyTorch's scaled_dot_product_attention on its CUDNN_ATTENTION and
+FLASH_ATTENTION backends, same inputs, one process. The rows are the shapes serving cares about
+(ROWS: long prompts, a long context, many short prompts, GQA, d = 64 and 256, fp16); each
+prints ours, cuDNN and flash in TFLOP/s (2 b h s^2 (d + d_v), halved for causal) and the
+ratios, after checking our output against SDPA's. Then every head dim (64, 128, 192/128, 256)
+at 8 x 4096, 32 heads, ours against the flash backend where d = d_v and against other builds
+of the library named with --compare NAME=PATH (an earlier commit's, say), each loaded into
+this process. CUDA events, median.
 Usage: python3 bench/bench_fmha.py LIBAITER_AOT_SO OUT_DIR [--compare NAME=PATH ...]"""
 import ctypes as C
 import json
@@ -29,12 +31,61 @@ for i, a in enumerate(sys.argv[3:-1], 3):
 dev = torch.device("cuda")
 
 
-def run_ours(lib_, q, k, v, out, lse, cu, b, s, h, d, dv, causal):
-    """A callable that runs lib_'s fmha on the tensors (k, v with h heads too; rows dense)."""
+def run_ours(lib_, q, k, v, out, lse, cu, b, s, h, d, dv, causal, hk=None, dtype=2):
+    """A callable that runs lib_'s fmha on the tensors (rows dense; k and v with hk heads)."""
     args = FmhaArgs(C.sizeof(FmhaArgs), q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(),
-                    cu.data_ptr(), cu.data_ptr(), 2, b, b * s, h, h, d, dv, s, 0, 0, 0, 0, d ** -0.5, 0.0,
+                    cu.data_ptr(), cu.data_ptr(), dtype, b, b * s, h, hk or h, d, dv, s, 0, 0, 0, 0, d ** -0.5, 0.0,
                     int(causal), -1, -1)
     return lambda _: A.check(lib_, lib_.aiter_aot_fmha_varlen_fwd(args, torch.cuda.current_stream().cuda_stream), "fmha")
+
+
+# (label, batch, tokens a sequence, query heads, key/value heads, head dim, causal, dtype)
+ROWS = [("b8 s4096 h32 d128", 8, 4096, 32, 32, 128, False, torch.bfloat16),
+        ("b8 s4096 h32 d128 causal", 8, 4096, 32, 32, 128, True, torch.bfloat16),
+        ("b2 s16384 h32 d128 causal", 2, 16384, 32, 32, 128, True, torch.bfloat16),
+        ("b64 s512 h32 d128 causal", 64, 512, 32, 32, 128, True, torch.bfloat16),
+        ("b8 s4096 h64/8 (GQA) d128 causal", 8, 4096, 64, 8, 128, True, torch.bfloat16),
+        ("b8 s4096 h32 d64 causal", 8, 4096, 32, 32, 64, True, torch.bfloat16),
+        ("b8 s4096 h16 d256 causal", 8, 4096, 16, 16, 256, True, torch.bfloat16),
+        ("b8 s4096 h32 d128 causal fp16", 8, 4096, 32, 32, 128, True, torch.float16)]
+
+
+def sdpa(q4, k4, v4, causal, backend=None):
+    """SDPA on [b, h, s, d] views; GQA through enable_gqa. None: PyTorch's own choice."""
+    gqa = k4.shape[1] != q4.shape[1]
+    f = lambda: torch.nn.functional.scaled_dot_product_attention(q4, k4, v4, is_causal=causal, enable_gqa=gqa)  # noqa: E731
+    if backend is None:
+        return f()
+    with sdpa_kernel(backend):
+        return f()
+
+
+def table_row(label, b, s, hq, hk, d, causal, dt):
+    q = torch.randn(b * s, hq, d, device=dev, dtype=dt)
+    k, v = (torch.randn(b * s, hk, d, device=dev, dtype=dt) for _ in range(2))
+    out = torch.empty_like(q)
+    lse = torch.empty(hq, b * s, device=dev)
+    cu = torch.arange(0, (b + 1) * s, s, device=dev, dtype=torch.int32)
+    q4, k4, v4 = (x.view(b, s, -1, d).transpose(1, 2) for x in (q, k, v))
+    ours = run_ours(lib, q, k, v, out, lse, cu, b, s, hq, d, d, causal, hk, 1 if dt == torch.float16 else 2)
+    ours(0)
+    ref = sdpa(q4, k4, v4, causal)
+    torch.cuda.synchronize()
+    err = ((out.view(b, s, hq, d).transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
+    assert err < 2e-2, f"{label}: fmha differs from SDPA: relative error {err}"
+    del ref
+    flops = 4 * b * hq * s * s * d / (2 if causal else 1)
+    res = {"row": label, "rel_err_vs_sdpa": err, "ours_us": bench(ours, [0], reps=20)}
+    for key, backend in (("cudnn_us", SDPBackend.CUDNN_ATTENTION), ("flash_us", SDPBackend.FLASH_ATTENTION)):
+        try:
+            res[key] = bench(lambda _: sdpa(q4, k4, v4, causal, backend), [0], reps=20)
+        except Exception as ex:  # report, keep the rest
+            res[key] = float("nan")
+            print(f"  {label}: {key[:-3]}: {type(ex).__name__}: {ex}"[:200])
+    res.update({k2.replace("_us", "_tflops"): flops / (v2 * 1e-6) / 1e12 for k2, v2 in res.items() if k2.endswith("_us")})
+    print(f"| {label} | {res['ours_tflops']:.1f} | {res['cudnn_tflops']:.1f} | {res['flash_tflops']:.1f} | "
+          f"{res['ours_tflops'] / res['cudnn_tflops']:.2f} | {res['ours_tflops'] / res['flash_tflops']:.2f} | {err:.1e} |")
+    return res
 
 
 def head_dims(b, s, h):
@@ -63,46 +114,13 @@ def head_dims(b, s, h):
 
 
 def main():
-    b, s, h, d = 8, 4096, 32, 128
     name = torch.cuda.get_device_name()
-    print(f"device {name}, date {time.strftime('%Y-%m-%d')}; bf16, {b} x {s} tokens, {h} heads, d = {d}")
-    q, k, v = (torch.randn(b * s, h, d, device=dev, dtype=torch.bfloat16) for _ in range(3))
-    out = torch.empty_like(q)
-    lse = torch.empty(h, b * s, device=dev)
-    cu = torch.arange(0, (b + 1) * s, s, device=dev, dtype=torch.int32)
-    q4, k4, v4 = (x.view(b, s, h, d).transpose(1, 2) for x in (q, k, v))
-    rows = []
-    for causal in (False, True):
-        ours = run_ours(lib, q, k, v, out, lse, cu, b, s, h, d, d, causal)
-        ours(0)
-        ref = torch.nn.functional.scaled_dot_product_attention(q4, k4, v4, is_causal=causal)
-        torch.cuda.synchronize()
-        err = ((out.view(b, s, h, d).transpose(1, 2).float() - ref.float()).norm() / ref.float().norm()).item()
-        assert err < 2e-2, f"fmha differs from SDPA: relative error {err}"
-        flops = 4 * b * h * s * s * d / (2 if causal else 1)
-        res = {"causal": causal, "rel_err_vs_sdpa": err, "ours_us": bench(ours, [0], reps=20)}
-        for key, backend in (("flash_us", SDPBackend.FLASH_ATTENTION), ("cudnn_us", SDPBackend.CUDNN_ATTENTION)):
-            try:
-                with sdpa_kernel(backend):
-                    res[key] = bench(lambda _: torch.nn.functional.scaled_dot_product_attention(q4, k4, v4, is_causal=causal), [0], reps=20)
-            except Exception as ex:  # report, keep the rest
-                res[key] = float("nan")
-                print(f"  {key}: {type(ex).__name__}: {ex}"[:200])
-        try:
-            res["aten_varlen_us"] = bench(lambda _: torch.ops.aten._flash_attention_forward(
-                q, k, v, cu, cu, s, s, 0.0, causal, False, scale=d ** -0.5), [0], reps=20)
-        except Exception as ex:
-            res["aten_varlen_us"] = float("nan")
-            print(f"  aten varlen: {type(ex).__name__}: {ex}"[:200])
-        tf = {k2.replace("_us", "_tflops"): flops / (v2 * 1e-6) / 1e12 for k2, v2 in res.items() if k2.endswith("_us")}
-        res.update(tf)
-        rows.append(res)
-        print(f"causal={causal}: ours {tf['ours_tflops']:.1f} TFLOP/s ({res['ours_us']:.0f} us), flash "
-              f"{tf['flash_tflops']:.1f}, cuDNN {tf['cudnn_tflops']:.1f}, aten varlen {tf['aten_varlen_tflops']:.1f}; "
-              f"ours / flash = {tf['ours_tflops'] / tf['flash_tflops']:.2f}, ours / cuDNN = "
-              f"{tf['ours_tflops'] / tf['cudnn_tflops']:.2f}; relative error vs SDPA {err:.2e}")
-    print(f"head dims (TFLOP/s = 2 b h s_q s_k (d + d_v), halved for causal; {b} x {s} tokens, {h} heads, bf16):")
-    dims = head_dims(b, s, h)
+    print(f"device {name}, torch {torch.__version__}, date {time.strftime('%Y-%m-%d')}; TFLOP/s")
+    print("| shape | ours | cuDNN | flash | ours / cuDNN | ours / flash | rel. error vs SDPA |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    rows = [table_row(*r) for r in ROWS]
+    print("head dims (TFLOP/s = 2 b h s_q s_k (d + d_v), halved for causal; 8 x 4096 tokens, 32 heads, bf16):")
+    dims = head_dims(8, 4096, 32)
     with open(os.path.join(out_dir, "bench_fmha.json"), "w") as f:
         json.dump({"device": name, "date": time.strftime("%Y-%m-%d"), "rows": rows, "head_dims": dims}, f, indent=1)
 

@@ -107,11 +107,19 @@ def torch_delayed(s, f_pre, f_fused):
 
 
 def delayed_matches_torch(s):
-    ref = torch_delayed(s, torch_pre_delayed, torch_fused_delayed)
-    ours = ((s["ro"],) if s["fused"] else ()) + (s["post"], s["comb"], s["li"], s["nxt"])
+    """Ours against the torch port; the fused op's pre half against the port run on our
+    residual_out as stored (as the op defines it), so that a bf16 rounding step of
+    residual_out does not carry into layer_input's comparison."""
     torch.cuda.synchronize()
-    tol = [(1e-2, 1e-2)] * s["fused"] + [(1e-4, 1e-5), (1e-4, 1e-5), (1e-2, 1e-2), (1e-4, 1e-5)]
-    return all(close(o, r, *tl) for o, r, tl in zip(ours, ref, tol))
+    ok = True
+    res = s["res"]
+    if s["fused"]:
+        ok = close(s["ro"], torch_post(s["x"], s["res"], s["post_in"], s["comb_in"]), 1e-2, 1e-2)
+        res = s["ro"]
+    ref = torch_pre_delayed(res, s["fn"], s["scale"], s["base"], s["pre_mix"])
+    ours = (s["post"], s["comb"], s["li"], s["nxt"])
+    tol = [(1e-4, 1e-5), (1e-4, 1e-5), (1e-2, 1e-2), (1e-4, 1e-5)]
+    return ok and all(close(o, r, *tl) for o, r, tl in zip(ours, ref, tol))
 
 
 def delayed_rows(bw, rows):

@@ -47,10 +47,10 @@ for name, m, n in paths:
           f"{m['first_launch']:10.3f} {after:10.2f} {m['total']:8.1f} {m['process']:8.1f} "
           f"{(m['rss_peak'] - m['rss_before']) / 1024:7.1f}MB")
 a = paths[0][1]
-print(f"aiter-aot after CUDA init: aiter_aot_init {a['bind']:.2f}, preload {a['preload']:.2f} (decompress "
-      f"{a['decompress']:.2f}, module loads {a['module_load']:.2f}, kernel lookups {a['lookup']:.2f}, the rest "
-      f"{a['preload'] - a['decompress'] - a['module_load'] - a['lookup']:.2f}: device query, content hashes), "
-      f"first launch {a['first_launch']:.2f}")
+print(f"aiter-aot after CUDA init: aiter_aot_init {a['bind']:.2f}, preload {a['preload']:.2f} (module loads "
+      f"{a['module_load']:.2f} and kernel lookups {a['lookup']:.2f} in this thread, the rest "
+      f"{a['preload'] - a['module_load'] - a['lookup']:.2f}: waits for decoded bytes, content hashes, device "
+      f"query; the frame decodes beside them in {a['decompress']:.2f}), first launch {a['first_launch']:.2f}")
 ours = a["total"] - a["cuda_init"]
 for name, m, _ in paths[1:]:
     print(f"after CUDA init, {name} / aiter-aot = {(m['total'] - m['cuda_init']) / ours:.2f}x")

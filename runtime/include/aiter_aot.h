@@ -78,6 +78,8 @@ AITER_AOT_API aiter_aot_status aiter_aot_init(void);
  *  cuDeviceGet count them) now, instead of at that device's first op: decompresses the frame
  *  for its target and hands the objects to the GPU loader, once per device and process, as the
  *  first op would. Call it before capturing a graph whose first op would otherwise load them.
+ *  The load (here or at the first op) decodes the frame in a short-lived thread of its own,
+ *  every signal blocked, joined before the call returns; the only thread the library makes.
  *  Does not change the current device. Safe to call from several threads and more than once
  *  (later calls return the first one's result).
  *  @return AITER_AOT_STATUS_OK; INVALID_ARGUMENT when `device` is not below the device count;
@@ -99,9 +101,10 @@ AITER_AOT_API size_t aiter_aot_targets(const char **out, size_t cap);
 AITER_AOT_API size_t aiter_aot_kernels(const char *target, const char **out, size_t cap);
 
 /* Per-process counters, for tests and monitoring. The times are wall-clock nanoseconds summed
- * over every device load: decompressing the target's frame, handing its code objects to the GPU
- * loader (cuModuleLoadData / hipModuleLoadData), and resolving their kernels
- * (cuModuleGetFunction / hipModuleGetFunction). */
+ * over every device load: decompressing the target's frame (in a thread of the library's own,
+ * so it overlaps the two others), handing its code objects to the GPU loader
+ * (cuModuleLoadData / hipModuleLoadData), and resolving their kernels (cuModuleGetFunction /
+ * hipModuleGetFunction). */
 typedef struct {
     size_t size;               /* set to sizeof(aiter_aot_stats) before the call */
     uint64_t modules_loaded;   /* code objects handed to the GPU loader, all devices */

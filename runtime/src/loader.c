@@ -1,8 +1,8 @@
 /* loader.c : loading code objects from the embedded bundle, once per device. The first call
- * for a device takes that device's lock, picks the frame whose target ID the device can run
- * (the most specific one), decompresses it, hands every code object to the GPU loader from
- * memory, resolves every kernel, frees the decompressed bytes and publishes the table with a
- * release store; later calls read it with an acquire load and take no lock. */
+ * for a device takes that device's lock and loads the frame whose target ID the device can run
+ * (load_frame.c: decoded in a second thread while each code object goes to the GPU loader as
+ * its bytes come out, every kernel resolved), then publishes the table with a release store;
+ * later calls read it with an acquire load and take no lock. */
 #include "loader.h"
 
 #include <pthread.h>
