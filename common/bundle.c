@@ -426,6 +426,33 @@ aiter_aot_status aot_bundle_decompress_frame(const aot_bundle *b, uint32_t i, un
     return s;
 }
 
+/* [off, off + len) lies inside size bytes (no overflow). */
+static int within(uint64_t off, uint64_t len, uint64_t size) { return off <= size && len <= size - off; }
+
+/* What an ELF64 little-endian image's headers make a reader touch lies inside its `size` bytes:
+ * the section and program header tables, every section's bytes (SHT_NOBITS has none), every
+ * segment's file bytes. A GPU driver takes only a pointer and reads as far as those headers
+ * say, and a hostile bundle writes the entry's hash too. @return NULL or what is out of place. */
+static const char *elf_extent_fault(const unsigned char *p, uint64_t size)
+{
+    if (size < 64 || memcmp(p, "\177ELF\2\1", 6) != 0) return "not an ELF64 little-endian image";
+    uint64_t phoff = get64(p + 32), shoff = get64(p + 40);
+    unsigned phentsize = get16(p + 54), phnum = get16(p + 56), shentsize = get16(p + 58), shnum = get16(p + 60);
+    if (shnum == 0 && shoff != 0) return "extended section numbering";
+    if ((phnum && (phentsize != 56 || !within(phoff, 56ull * phnum, size))) ||
+        (shnum && (shentsize != 64 || !within(shoff, 64ull * shnum, size))))
+        return "header tables past its end";
+    for (unsigned i = 0; i < phnum; i++)
+        if (!within(get64(p + phoff + 56ull * i + 8), get64(p + phoff + 56ull * i + 32), size))
+            return "a segment past its end";
+    for (unsigned i = 0; i < shnum; i++) {
+        const unsigned char *sh = p + shoff + 64ull * i;
+        if (get32(sh + 4) != 8 /* SHT_NOBITS */ && !within(get64(sh + 24), get64(sh + 32), size))
+            return "a section past its end";
+    }
+    return NULL;
+}
+
 aiter_aot_status aot_bundle_check_entry(const aot_bundle *b, uint32_t i,
                                         const unsigned char *frame_bytes, aot_diag *d)
 {
@@ -433,5 +460,9 @@ aiter_aot_status aot_bundle_check_entry(const aot_bundle *b, uint32_t i,
     if (aot_xxh64(frame_bytes + e.offset, (size_t)e.size, 0) != e.hash)
         return CORRUPT("entry %u (%s for %s): content hash mismatch", i,
                        aot_bundle_string(b, e.name), aot_bundle_string(b, e.target));
+    const char *fault = elf_extent_fault(frame_bytes + e.offset, e.size);
+    if (fault)
+        return CORRUPT("entry %u (%s for %s): %s (%llu bytes)", i, aot_bundle_string(b, e.name),
+                       aot_bundle_string(b, e.target), fault, (unsigned long long)e.size);
     return AITER_AOT_STATUS_OK;
 }

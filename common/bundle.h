@@ -75,7 +75,9 @@ aiter_aot_status aot_frame_decoder_step(aot_frame_decoder *fd, size_t chunk, aot
 /* Frees everything fd holds, bytes included (take them first by setting fd->bytes = NULL). */
 void aot_frame_decoder_close(aot_frame_decoder *fd);
 
-/* Checks entry `i`'s bytes inside its decompressed frame against the recorded hash. */
+/* Checks entry `i`'s bytes inside its decompressed frame against the recorded hash, and that
+ * they are an ELF64 image whose headers describe only bytes inside the entry (a GPU driver is
+ * handed a pointer and reads as far as those headers say). */
 aiter_aot_status aot_bundle_check_entry(const aot_bundle *b, uint32_t i,
                                         const unsigned char *frame_bytes, aot_diag *d);
 

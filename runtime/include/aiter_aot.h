@@ -78,8 +78,9 @@ AITER_AOT_API aiter_aot_status aiter_aot_init(void);
  *  cuDeviceGet count them) now, instead of at that device's first op: decompresses the frame
  *  for its target and hands the objects to the GPU loader, once per device and process, as the
  *  first op would. Call it before capturing a graph whose first op would otherwise load them.
- *  The load (here or at the first op) decodes the frame in a short-lived thread of its own,
- *  every signal blocked, joined before the call returns; the only thread the library makes.
+ *  The load (here or at the first op) decodes the frame in a short-lived thread of its own
+ *  (the only one the library makes): it blocks every signal but those a fault raises and is
+ *  joined before the call returns.
  *  Does not change the current device. Safe to call from several threads and more than once
  *  (later calls return the first one's result).
  *  @return AITER_AOT_STATUS_OK; INVALID_ARGUMENT when `device` is not below the device count;

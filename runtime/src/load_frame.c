@@ -5,6 +5,7 @@
  * The frame is decoded in a thread of its own while this one hands each code object to the GPU
  * as soon as its bytes are out: zstd's decoding (about 5 ms for the 3.5 MB sm_90a frame on an
  * H100's host) overlaps the GPU runtime's module loads and lookups (about 7 ms). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, pthread_sigmask: declared without relying on -pthread */
 #include "loader.h"
 
 #include <pthread.h>
@@ -100,17 +101,31 @@ static aiter_aot_status wait_for(decode_job *j, uint64_t end, aot_diag *d)
     pthread_mutex_lock(&j->lock);
     while (j->ready < end && !j->finished) pthread_cond_wait(&j->more, &j->lock);
     aiter_aot_status s = j->ready >= end ? AITER_AOT_STATUS_OK : j->status;
-    if (s != AITER_AOT_STATUS_OK) *d = j->diag;
+    if (s != AITER_AOT_STATUS_OK && d) *d = j->diag;
     pthread_mutex_unlock(&j->lock);
     return s; /* finished short of end without an error cannot happen: open checked the entries */
 }
 
-/* Starts decode_frame in a thread with every signal blocked (a library's thread must not take
- * the program's signals); decodes in this thread if no thread can be made. */
+/* Waits until the decoder stops: OK only if the zstd frame ended cleanly at csize (bytes
+ * after the last entry's, a second frame or a bad checksum fail here). */
+static aiter_aot_status wait_done(decode_job *j, aot_diag *d)
+{
+    pthread_mutex_lock(&j->lock);
+    while (!j->finished) pthread_cond_wait(&j->more, &j->lock);
+    aiter_aot_status s = j->status;
+    if (s != AITER_AOT_STATUS_OK && d) *d = j->diag;
+    pthread_mutex_unlock(&j->lock);
+    return s;
+}
+
+/* Starts decode_frame in a thread that takes none of the program's signals but the ones a
+ * fault raises (so that a crash there reaches the program's handlers); decodes in this thread
+ * if no thread can be made. */
 static int start_decoding(decode_job *j, pthread_t *thread)
 {
     sigset_t all, old;
     sigfillset(&all);
+    sigdelset(&all, SIGSEGV), sigdelset(&all, SIGBUS), sigdelset(&all, SIGFPE), sigdelset(&all, SIGILL);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int threaded = pthread_create(thread, NULL, decode_frame, j) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -160,14 +175,17 @@ aiter_aot_status aot_load_frame(const aot_bundle *b, const char *device_target, 
     aiter_aot_status s = aot_frame_decoder_open(&j.dec, b, frame, d);
     unsigned long long open_ns = now_ns() - t0;
     if (s == AITER_AOT_STATUS_OK) {
+        int cancel; /* the decoder writes into this frame's job: no cancellation until it is joined */
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
         int threaded = start_decoding(&j, &thread);
         for (uint32_t e = 0; e < b->entries && s == AITER_AOT_STATUS_OK; e++)
             if (aot_bundle_entry(b, e).frame == frame) s = load_entry(b, e, &j, gpu, device, out, d);
-        if (s == AITER_AOT_STATUS_OK) s = wait_for(&j, j.dec.size, d); /* a frame past its last entry */
+        if (s == AITER_AOT_STATUS_OK) s = wait_done(&j, d);
         pthread_mutex_lock(&j.lock);
         j.stop = 1;
         pthread_mutex_unlock(&j.lock);
         if (threaded) pthread_join(thread, NULL);
+        pthread_setcancelstate(cancel, NULL);
         out->frames = j.dec.done;
         out->decompress_ns = open_ns + j.ns;
     }

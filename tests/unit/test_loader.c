@@ -2,12 +2,14 @@
  * bundles with a stub GPU table, built with ASan and UBSan. A bundle the reader accepts must
  * load without writing or reading outside any buffer; the hostile ones here must be refused
  * by the reader or by the loader, never overrun its kernel table or its message buffer. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, pthread_sigmask: declared without relying on -pthread */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "loader.h"
 #include "mkbundle.h"
+#include "mkelf.h"
 
 static int passed, failed;
 #define CHECK(cond, ...) do { if (cond) passed++; else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
@@ -43,8 +45,27 @@ static aiter_aot_status open_and_load(const mkb_spec *s, const char *device, uns
     return st;
 }
 
-static const unsigned char code[16] = "code object 0123";
+/* Two small ELF code objects at 0 and CO (mkelf.h), made by main(): the loader checks that an
+ * entry's ELF headers stay inside it before any GPU loader sees it. */
+enum { CO = 512 };
+static unsigned char code[2 * CO];
 static const char *const kernels[] = {"k0", "k1"};
+
+static size_t make_code_object(unsigned char *out, size_t cap)
+{
+    static const unsigned char note[24] = "note bytes of a test";
+    mkelf_spec e = {224, 64, 3, 3, 0x54c, ".note", 7, note, sizeof note, "k.kd"};
+    return mkelf_build(&e, out, cap);
+}
+
+static void put64le(unsigned char *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> 8 * i); }
+
+static uint64_t get64le(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
 
 static double now_us(void)
 {
@@ -67,7 +88,7 @@ static aiter_aot_status slow_load(int device, const void *image, void **module, 
 static void test_step_times(void)
 {
     mkb_frame f[] = {{"amdgcn-amd-amdhsa--gfx942", code, sizeof code}};
-    mkb_entry e[] = {{"a", f[0].target, 0, 0, 1, 0, 8}, {"b", f[0].target, 0, 1, 1, 8, 8}};
+    mkb_entry e[] = {{"a", f[0].target, 0, 0, 1, 0, CO}, {"b", f[0].target, 0, 1, 1, CO, CO}};
     mkb_spec s = {f, 1, e, 2, kernels, 2};
     size_t n;
     unsigned char *data = mkb_build(&s, &n);
@@ -112,6 +133,7 @@ static void test_pipelined_load(void)
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         bytes[i] = (i / 4096) % 2 ? (unsigned char)x : (unsigned char)(i / 4096);
     }
+    for (int i = 0; i < 3; i++) make_code_object(bytes + (size_t)i * MB, CO); /* then padding */
     big_frame = bytes;
     const char *t942 = "amdgcn-amd-amdhsa--gfx942";
     static const char *const three[] = {"k0", "k1", "k2"};
@@ -131,6 +153,24 @@ static void test_pipelined_load(void)
           "a 3 MB frame loads in pieces: %s, %u modules, %d wrong images", d.msg, st ? 0 : got.modules, big_bad_images);
     if (st == AITER_AOT_STATUS_OK) free(got.fns);
     aot_frame_rec fr = aot_bundle_frame(&b, 0);
+    /* 8 bytes after the zstd frame, inside its csize: the last entry's bytes are all out before
+     * the decoder meets them, and the load must still fail */
+    unsigned char *tail = calloc(n + 8, 1);
+    memcpy(tail, data, n);
+    memset(tail + fr.offset + fr.csize, 0xa5, 8);
+    aot_bundle tb = b;
+    put64le(tail + tb.frames_off + 8, fr.csize + 8);
+    tb.size = (size_t)(fr.offset + fr.csize + 8), tb.meta_hash = 0;
+    aot_encode_header(tail, &tb);
+    tb.meta_hash = aot_bundle_meta_hash(tail, tb.meta_end);
+    aot_encode_header(tail, &tb);
+    st = aot_bundle_open(&tb, tail, tb.size, &d);
+    big_loads = 0;
+    if (st == AITER_AOT_STATUS_OK) st = aot_load_frame(&tb, "gfx942", &gpu, 0, &got, &d);
+    CHECK(st == AITER_AOT_STATUS_CORRUPT_BUNDLE && big_loads == 3 && got.fns == NULL,
+          "bytes after the zstd frame fail the load once every module is out: %s", d.msg);
+    if (st == AITER_AOT_STATUS_OK) free(got.fns);
+    free(tail);
     data[fr.offset + fr.csize - 1000] ^= 0x55; /* inside the last module's compressed bytes */
     big_loads = 0;
     st = aot_load_frame(&b, "gfx942", &gpu, 0, &got, &d);
@@ -140,10 +180,67 @@ static void test_pipelined_load(void)
     free(bytes);
 }
 
+/* An entry whose ELF headers reach past its bytes (its hash recorded as it is, as a hostile
+ * bundle would) or that is no ELF image: refused before the GPU loader sees it. */
+static int extent_loads;
+
+static aiter_aot_status counting_load(int device, const void *image, void **module, aot_diag *d)
+{
+    extent_loads++;
+    return stub_load(device, image, module, d);
+}
+
+static aiter_aot_status load_patched_code(size_t at, uint64_t value, int bytes, uint32_t second_size, aot_diag *d)
+{
+    unsigned char img[2 * CO];
+    memcpy(img, code, sizeof img);
+    for (int i = 0; i < bytes; i++) img[CO + at + i] = (unsigned char)(value >> (8 * i));
+    const char *t942 = "amdgcn-amd-amdhsa--gfx942";
+    mkb_frame f[] = {{t942, img, sizeof img}};
+    mkb_entry e[] = {{"a", t942, 0, 0, 1, 0, CO}, {"b", t942, 0, 1, 1, CO, second_size}};
+    mkb_spec s = {f, 1, e, 2, kernels, 2};
+    size_t n;
+    unsigned char *data = mkb_build(&s, &n);
+    aot_bundle b;
+    aot_gpu gpu = {0};
+    gpu.load_module = counting_load, gpu.get_function = stub_function;
+    aot_loaded got;
+    extent_loads = 0;
+    aiter_aot_status st = aot_bundle_open(&b, data, n, d);
+    if (st == AITER_AOT_STATUS_OK) st = aot_load_frame(&b, "gfx942", &gpu, 0, &got, d);
+    if (st == AITER_AOT_STATUS_OK) free(got.fns);
+    free(data);
+    return st;
+}
+
+static void test_elf_extent(void)
+{
+    aot_diag d = {""};
+    uint64_t shoff = get64le(code + 40);
+    CHECK(load_patched_code(0, 0x7f, 1, CO, &d) == AITER_AOT_STATUS_OK && extent_loads == 2, "unpatched: %s", d.msg);
+    struct { size_t at; uint64_t value; int bytes; uint32_t size; const char *what; } cases[] = {
+        {0, 0, 1, CO, "no ELF magic"},
+        {4, 1, 1, CO, "ELF32"},
+        {0, 0x7f, 1, 32, "32 bytes: shorter than an ELF header"},
+        {40, CO - 64, 8, CO, "section headers past the end"},
+        {60, 0xffff, 2, CO, "65535 section headers"},
+        {58, 40, 2, CO, "section header size 40"},
+        {shoff + 64 * 4 + 32, 1ull << 20, 8, CO, "a 1 MiB section in 512 bytes"},
+        {shoff + 64 * 4 + 24, ~0ull - 4, 8, CO, "a section offset that wraps"},
+        {56, 1, 2, CO, "a program header table with no size for it"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        d.msg[0] = 0;
+        aiter_aot_status st = load_patched_code(cases[i].at, cases[i].value, cases[i].bytes, cases[i].size, &d);
+        CHECK(st == AITER_AOT_STATUS_CORRUPT_BUNDLE && extent_loads == 1, "%s refused before loading: %s",
+              cases[i].what, d.msg);
+    }
+}
+
 static void test_good(void)
 {
     mkb_frame f[] = {{"amdgcn-amd-amdhsa--gfx942", code, sizeof code}};
-    mkb_entry e[] = {{"a", f[0].target, 0, 0, 1, 0, 8}, {"b", f[0].target, 0, 1, 1, 8, 8}};
+    mkb_entry e[] = {{"a", f[0].target, 0, 0, 1, 0, CO}, {"b", f[0].target, 0, 1, 1, CO, CO}};
     mkb_spec s = {f, 1, e, 2, kernels, 2};
     unsigned nfns = 0;
     aot_diag d = {""};
@@ -155,7 +252,7 @@ static void test_good(void)
 static void test_overlapping_kernels(void)
 {
     mkb_frame f[] = {{"amdgcn-amd-amdhsa--gfx942", code, sizeof code}};
-    mkb_entry e[] = {{"a", f[0].target, 0, 0, 1, 0, 8}, {"b", f[0].target, 0, 0, 1, 8, 8}};
+    mkb_entry e[] = {{"a", f[0].target, 0, 0, 1, 0, CO}, {"b", f[0].target, 0, 0, 1, CO, CO}};
     mkb_spec s = {f, 1, e, 2, kernels, 1};
     unsigned nfns = 0;
     aot_diag d = {""};
@@ -206,7 +303,6 @@ static aiter_aot_status open_patched(const mkb_spec *s, void (*patch)(unsigned c
     return st;
 }
 
-static void put64le(unsigned char *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> 8 * i); }
 
 static void frame1_onto_frame0(unsigned char *p, const aot_bundle *b)
 {
@@ -234,7 +330,7 @@ static void test_reader_refuses(void)
         "x123456789012345678901234567890123456789012345678901234567890123"};
     const char *t942 = "amdgcn-amd-amdhsa--gfx942", *t950 = "amdgcn-amd-amdhsa--gfx950";
     mkb_frame f[] = {{t942, code, sizeof code}, {t950, code, sizeof code}};
-    mkb_entry e[] = {{"a", t942, 0, 0, 1, 0, 8}, {"b", t942, 0, 1, 1, 8, 8}};
+    mkb_entry e[] = {{"a", t942, 0, 0, 1, 0, CO}, {"b", t942, 0, 1, 1, CO, CO}};
     mkb_spec s = {f, 2, e, 2, kernels, 2};
     CHECK(open_patched(&s, NULL) == AITER_AOT_STATUS_OK, "the unpatched bundle opens");
     for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++) {
@@ -267,7 +363,7 @@ static aiter_aot_status find_after(int bad_copies)
 {
     const char *t942 = "amdgcn-amd-amdhsa--gfx942";
     mkb_frame f[] = {{t942, code, sizeof code}};
-    mkb_entry e[] = {{"a", t942, 0, 0, 1, 0, 8}};
+    mkb_entry e[] = {{"a", t942, 0, 0, 1, 0, CO}};
     mkb_spec s = {f, 1, e, 1, kernels, 1};
     size_t n;
     unsigned char *one = mkb_build(&s, &n), *all = malloc(n * (size_t)(bad_copies + 1));
@@ -294,11 +390,13 @@ static void test_find_bounded(void)
 
 int main(void)
 {
+    if (!make_code_object(code, CO) || !make_code_object(code + CO, CO)) return printf("mkelf failed\n"), 1;
     test_find_bounded();
     test_reader_refuses();
     test_good();
     test_step_times();
     test_pipelined_load();
+    test_elf_extent();
     test_overlapping_kernels();
     test_long_target_list();
     printf("%d passed, %d failed\n", passed, failed);
