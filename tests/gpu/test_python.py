@@ -374,6 +374,11 @@ def route_sqrt_softplus_and_hash():
         w, i = new_outputs(Tn, k)
         aiter.topk_gating(w, i, g, b, True, sc)
         route_check(f"sqrt-softplus {Tn} aiter", w, i, ref, True, sc)
+        w, i = new_outputs(Tn, k)
+        tei = torch.full((Tn, k), -7, device=dev, dtype=torch.int32)
+        assert vllm.topk_softplus_sqrt(w, i, tei, g, True, sc, b) is None
+        route_check(f"sqrt-softplus {Tn} vllm", w, i, ref, True, sc)
+        assert torch.equal(tei.cpu(), torch.arange(Tn * k, dtype=torch.int32).view(k, Tn).t()), "token_expert_indices"
         for idt in (torch.int32, torch.int64):
             tok = torch.randint(0, V, (Tn,), device=dev)
             tok[3::7] = V  # a token id out of range: ids -1, weight 0
@@ -387,6 +392,11 @@ def route_sqrt_softplus_and_hash():
             assert i.dtype == idt
             assert torch.equal(i.cpu().long(), href[1]), f"hash {Tn} {idt}: ids"
             route_check(f"hash {Tn} {idt}", w, i, href, True, sc, hashed=True)
+            w, i = new_outputs(Tn, k, idt)
+            vllm.topk_softplus_sqrt(w, i, torch.empty((Tn, k), device=dev, dtype=torch.int32), g, True, sc, b, tok,
+                                    table)
+            assert torch.equal(i.cpu().long(), href[1]), f"hash {Tn} {idt}: vllm ids"
+            route_check(f"hash {Tn} {idt} vllm", w, i, href, True, sc, hashed=True)
 
 
 @case

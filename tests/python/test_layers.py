@@ -60,7 +60,10 @@ WANT = {
                        "routed_scaling_factor=1.0, score_func='sqrtsoftplus')",
     # vLLM's ops (vllm/_custom_ops.py, csrc/moe/torch_bindings.cpp), named as topk_softmax is
     vllm.topk_sigmoid: "(topk_weights, topk_ids, token_expert_indices, gating_output, renormalize=False, "
-                       "bias=None)",
+                       "bias=None, routed_scaling_factor=1.0, is_padding=None)",
+    vllm.topk_softplus_sqrt: "(topk_weights, topk_ids, token_expert_indices, gating_output, renormalize, "
+                             "routed_scaling_factor, correction_bias=None, input_ids=None, tid2eid=None, "
+                             "is_padding=None)",
     vllm.grouped_topk: "(scores, num_expert_group, topk_group, topk, renormalize, routed_scaling_factor, bias, "
                        "scoring_func=0)",
     vllm.moe_align_block_size: "(topk_ids, num_experts, block_size, sorted_token_ids, experts_ids, "
@@ -194,6 +197,11 @@ class Unsupported(unittest.TestCase):
         with self.assertRaises(NotImplementedError) as e:
             vllm.grouped_topk(x, 8, 4, 8, True, 2.5, torch.empty((64,)), 0)
         self.assertIn("scoring_func=0", str(e.exception))
+        for call in (lambda: vllm.topk_sigmoid(x, x, x, x, True, None, 1.0, x),
+                     lambda: vllm.topk_softplus_sqrt(x, x, x, x, True, 1.5, is_padding=x)):
+            with self.assertRaises(NotImplementedError) as e:
+                call()
+            self.assertIn("is_padding", str(e.exception))
         with self.assertRaises(ValueError) as e:
             aiter.topk_gating(x, x, x, score_func="relu")
         self.assertIn("score_func='relu'", str(e.exception))
@@ -352,6 +360,10 @@ def tei_check(f, k):
     f(tei)
     assert tei.a.tolist() == [[j * 6 + t for j in range(k)] for t in range(6)], tei.a
 run("vllm.topk_sigmoid", lambda: tei_check(lambda tei: vllm.topk_sigmoid(E(6, 1), E(6, 1, d=I64), tei, g), 1))
+run("vllm.topk_softplus_sqrt", lambda: tei_check(lambda tei: vllm.topk_softplus_sqrt(E(6, 6), E(6, 6, d=I32), tei, g,
+                                                                                   True, 1.5, E(256)), 6))
+run("vllm.topk_softplus_sqrt hash", lambda: tei_check(lambda tei: vllm.topk_softplus_sqrt(
+    E(6, 6), E(6, 6, d=I64), tei, g, True, 1.5, None, E(6, d=I64), E(9, 6, d=I64)), 6))
 run("vllm.topk_softmax bias", lambda: tei_check(lambda tei: vllm.topk_softmax(E(6, 4), E(6, 4, d=I32), tei, g, True,
                                                                               E(256)), 4))
 def grouped(f):
@@ -393,6 +405,7 @@ EXPECT = {"aiter.topk_softmax": 1, "vllm.topk_softmax": 1, "vllm.topk_softmax in
           "vllm.mhc_fused_post_pre_delayed plain": 2, "T.mhc_pre_delayed out=": 2,
           "T.topk_route": 1, "T.topk_route hash": 1, "T.topk_route out=": 1, "aiter.biased_grouped_topk": 1,
           "aiter.grouped_topk": 1, "aiter.topk_gating": 1, "vllm.topk_sigmoid": 1, "vllm.topk_softmax bias": 1,
+          "vllm.topk_softplus_sqrt": 1, "vllm.topk_softplus_sqrt hash": 1,
           "vllm.grouped_topk": 1, "vfm.grouped_topk": 1, "T.moe_align_block_size": 3, "vllm.moe_align_block_size": 3,
           "vllm.moe_align_block_size map": 3, "vllm.moe_align_block_size longer": 3,
           "vllm.moe_align_block_size shorter": 3, "vfm.moe_align_block_size": 3, "vfm.moe_align_block_size padded": 3}

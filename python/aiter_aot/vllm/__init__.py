@@ -1,6 +1,6 @@
 """Drop-in forms of the vLLM ops this library implements, in vLLM's argument and return order:
 the routing ops as vllm._custom_ops and torch.ops._moe_C take them (topk_softmax,
-topk_sigmoid, grouped_topk, moe_align_block_size), and the mHC wrappers as vLLM's DeepSeek-V4
+topk_sigmoid, topk_softplus_sqrt, grouped_topk, moe_align_block_size), and the mHC wrappers as vLLM's DeepSeek-V4
 code calls them (vllm/model_executor/kernels/mhc). The Python-level forms of vLLM's fused_moe
 package (grouped_topk, moe_align_block_size, whose names clash with the ops') are in
 aiter_aot.vllm.fused_moe. See docs/python.md."""
@@ -11,7 +11,7 @@ from .. import torch as T
 from ..aiter import mhc_fused_post_pre, mhc_post, mhc_pre
 from ..torch import _bias32, _compiling, _route_fill, _s, _t
 
-__all__ = ["topk_softmax", "topk_sigmoid", "grouped_topk", "moe_align_block_size", "mhc_pre", "mhc_post",
+__all__ = ["topk_softmax", "topk_sigmoid", "topk_softplus_sqrt", "grouped_topk", "moe_align_block_size", "mhc_pre", "mhc_post",
            "mhc_fused_post_pre", "mhc_pre_broadcast", "hc_head", "mhc_pre_delayed", "mhc_fused_post_pre_delayed"]
 
 
@@ -26,9 +26,11 @@ def _token_expert_indices(tei):
     tei.copy_(torch.arange(n * k, dtype=torch.int32, device=tei.device).view(k, n).t())
 
 
-def _routed(topk_weights, topk_ids, token_expert_indices, gating_output, scoring, renormalize, bias):
-    """topk_softmax / topk_sigmoid through topk_route: int32 or int64 ids directly."""
-    _route_fill(gating_output, topk_weights, topk_ids, scoring, renormalize, _bias32(bias))
+def _routed(topk_weights, topk_ids, token_expert_indices, gating_output, scoring, renormalize, bias, scale=1.0,
+            input_ids=None, tid2eid=None):
+    """The top-k ops through topk_route: int32 or int64 ids directly."""
+    _route_fill(gating_output, topk_weights, topk_ids, scoring, renormalize, _bias32(bias), scale=scale,
+                input_ids=input_ids, tid2eid=tid2eid)
     _token_expert_indices(token_expert_indices)
 
 
@@ -52,11 +54,33 @@ def topk_softmax(topk_weights, topk_ids, token_expert_indices, gating_output, re
         topk_ids.copy_(ids)
 
 
-def topk_sigmoid(topk_weights, topk_ids, token_expert_indices, gating_output, renormalize=False, bias=None):
+def _no_padding(is_padding):
+    if is_padding is not None:
+        _unsupported("is_padding", "a tensor", "rows marked as padding are not skipped; pass None")
+
+
+def topk_sigmoid(topk_weights, topk_ids, token_expert_indices, gating_output, renormalize=False, bias=None,
+                 routed_scaling_factor=1.0, is_padding=None):
     """torch.ops._moe_C.topk_sigmoid (Llama-4): the k largest sigmoid scores (plus bias, which
-    picks the experts but does not weight them). Fills topk_weights fp32, topk_ids (int32 or
-    int64) and token_expert_indices int32 in place."""
-    _routed(topk_weights, topk_ids, token_expert_indices, gating_output, "sigmoid", renormalize, bias)
+    picks the experts but does not weight them), renormalized if asked, then times
+    routed_scaling_factor (newer vLLM's argument; older ones end at bias). Fills topk_weights
+    fp32, topk_ids (int32 or int64) and token_expert_indices int32 in place. is_padding must be
+    None."""
+    _no_padding(is_padding)
+    _routed(topk_weights, topk_ids, token_expert_indices, gating_output, "sigmoid", renormalize, bias,
+            routed_scaling_factor)
+
+
+def topk_softplus_sqrt(topk_weights, topk_ids, token_expert_indices, gating_output, renormalize,
+                       routed_scaling_factor, correction_bias=None, input_ids=None, tid2eid=None, is_padding=None):
+    """torch.ops._moe_C.topk_softplus_sqrt (DeepSeek-V4's router): scores sqrt(softplus(logit)),
+    the k best chosen with correction_bias added (not weighted by it), or, with input_ids
+    [tokens] and tid2eid [vocab, k] (hash routing, the first layers), the experts the table
+    gives; renormalized if asked, then times routed_scaling_factor. Fills topk_weights fp32,
+    topk_ids (int32 or int64) and token_expert_indices int32 in place. is_padding must be None."""
+    _no_padding(is_padding)
+    _routed(topk_weights, topk_ids, token_expert_indices, gating_output, "sqrtsoftplus", renormalize,
+            correction_bias, routed_scaling_factor, input_ids, tid2eid)
 
 
 def grouped_topk(scores, num_expert_group, topk_group, topk, renormalize, routed_scaling_factor, bias,
