@@ -23,6 +23,9 @@ typedef struct {
     aiter_aot_status (*multiprocessors)(int device, int *count, aot_diag *d);
     aiter_aot_status (*load_module)(int device, const void *image, void **module, aot_diag *d);
     aiter_aot_status (*get_function)(void *module, const char *name, void **fn, aot_diag *d);
+    /* Unloads a module of `device` that load_module made (best effort: a failed load of a
+     * frame gives back the modules it had loaded); NULL where the vendor library has none. */
+    void (*unload_module)(int device, void *module);
     aiter_aot_status (*launch)(void *fn, unsigned grid, unsigned block, unsigned shared_bytes,
                                unsigned flags, void *stream, void *args, aot_diag *d);
     /* Thread-block clusters and tensor copies; NULL where the vendor (or its driver) has none.

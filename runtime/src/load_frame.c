@@ -134,7 +134,7 @@ static int start_decoding(decode_job *j, pthread_t *thread)
 }
 
 static aiter_aot_status load_entry(const aot_bundle *b, uint32_t e, decode_job *j, const aot_gpu *gpu,
-                                   int device, aot_loaded *out, aot_diag *d)
+                                   int device, aot_loaded *out, void **modules, aot_diag *d)
 {
     aot_entry_rec r = aot_bundle_entry(b, e);
     void *module;
@@ -147,7 +147,7 @@ static aiter_aot_status load_entry(const aot_bundle *b, uint32_t e, decode_job *
     AOT_FORWARD(gpu->load_module(device, j->dec.bytes + r.offset, &module, d));
     unsigned long long t1 = now_ns();
     out->module_load_ns += t1 - t0;
-    out->modules++;
+    modules[out->modules++] = module;
     for (uint32_t k = 0; k < r.kernel_count; k++) {
         aot_kernel_rec kr = aot_bundle_kernel(b, r.kernel_first + k);
         aot_kernel_fn *f = &out->fns[out->nfns];
@@ -170,7 +170,11 @@ aiter_aot_status aot_load_frame(const aot_bundle *b, const char *device_target, 
     memset(out, 0, sizeof *out);
     AOT_FORWARD(pick_frame(b, device_target, &frame, d));
     out->fns = calloc(b->kernels ? b->kernels : 1, sizeof *out->fns);
-    if (out->fns == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
+    void **modules = calloc(b->entries ? b->entries : 1, sizeof *modules); /* to give back on failure */
+    if (out->fns == NULL || modules == NULL) {
+        free(out->fns), free(modules), out->fns = NULL;
+        return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
     unsigned long long t0 = now_ns();
     aiter_aot_status s = aot_frame_decoder_open(&j.dec, b, frame, d);
     unsigned long long open_ns = now_ns() - t0;
@@ -179,7 +183,7 @@ aiter_aot_status aot_load_frame(const aot_bundle *b, const char *device_target, 
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
         int threaded = start_decoding(&j, &thread);
         for (uint32_t e = 0; e < b->entries && s == AITER_AOT_STATUS_OK; e++)
-            if (aot_bundle_entry(b, e).frame == frame) s = load_entry(b, e, &j, gpu, device, out, d);
+            if (aot_bundle_entry(b, e).frame == frame) s = load_entry(b, e, &j, gpu, device, out, modules, d);
         if (s == AITER_AOT_STATUS_OK) s = wait_done(&j, d);
         pthread_mutex_lock(&j.lock);
         j.stop = 1;
@@ -190,6 +194,10 @@ aiter_aot_status aot_load_frame(const aot_bundle *b, const char *device_target, 
         out->decompress_ns = open_ns + j.ns;
     }
     aot_frame_decoder_close(&j.dec); /* the GPU runtime holds its own copies now */
-    if (s != AITER_AOT_STATUS_OK) free(out->fns), out->fns = NULL, out->nfns = 0;
+    if (s != AITER_AOT_STATUS_OK) { /* a failed load changes nothing on the device */
+        for (unsigned m = 0; m < out->modules && gpu->unload_module; m++) gpu->unload_module(device, modules[m]);
+        free(out->fns), out->fns = NULL, out->nfns = 0;
+    }
+    free(modules);
     return s;
 }

@@ -33,7 +33,8 @@ typedef struct {
 /* Picks the frame of checked bundle `b` that a device of `device_target` runs best,
  * decompresses it, loads each of its code objects through `gpu` and resolves every kernel.
  * It needs no device of its own: tests drive it on the CPU with crafted bundles.
- * @return OK with *out filled, or an error (then out->fns is NULL; its counts stay valid). */
+ * @return OK with *out filled, or an error (then out->fns is NULL, its counts stay valid and
+ *         the modules it loaded are unloaded where the GPU table can). */
 aiter_aot_status aot_load_frame(const aot_bundle *b, const char *device_target, const aot_gpu *gpu,
                                 int device, aot_loaded *out, aot_diag *d);
 

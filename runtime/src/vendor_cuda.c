@@ -31,6 +31,7 @@ static struct {
     CUresult (*ctx_pop)(CUcontext *);
     CUresult (*module_load_data)(void **, const void *);
     CUresult (*module_get_function)(void **, void *, const char *);
+    CUresult (*module_unload)(void *);
     CUresult (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                        unsigned, void *, void **, void **);
     CUresult (*launch_ex)(const cu_launch_config *, void *, void **, void **); /* CUDA 12+; may be NULL */
@@ -104,6 +105,14 @@ static aiter_aot_status cuda_load_module(int device, const void *image, void **m
     cu.ctx_pop(&popped);
     if (r != 0) return cu_fail(d, CU_ERR, "cuModuleLoadData", r);
     return AITER_AOT_STATUS_OK;
+}
+
+static void cuda_unload_module(int device, void *module)
+{
+    CUcontext ctx, popped;
+    if (cu.primary_retain(&ctx, device) != 0 || cu.ctx_push(ctx) != 0) return;
+    cu.module_unload(module);
+    cu.ctx_pop(&popped);
 }
 
 static aiter_aot_status cuda_get_function(void *module, const char *name, void **fn, aot_diag *d)
@@ -267,6 +276,7 @@ aiter_aot_status aot_gpu_bind_cuda(aot_gpu *gpu, int may_load, int global, aot_d
         {"cuCtxPopCurrent_v2", NULL, (void **)&cu.ctx_pop, 0},
         {"cuModuleLoadData", NULL, (void **)&cu.module_load_data, 0},
         {"cuModuleGetFunction", NULL, (void **)&cu.module_get_function, 0},
+        {"cuModuleUnload", NULL, (void **)&cu.module_unload, 1},
         {"cuLaunchKernel", NULL, (void **)&cu.launch, 0},
         {"cuLaunchKernelEx", NULL, (void **)&cu.launch_ex, 1},
         {"cuFuncSetAttribute", NULL, (void **)&cu.func_set_attribute, 0},
@@ -285,6 +295,7 @@ aiter_aot_status aot_gpu_bind_cuda(aot_gpu *gpu, int may_load, int global, aot_d
     gpu->multiprocessors = cuda_multiprocessors;
     gpu->load_module = cuda_load_module;
     gpu->get_function = cuda_get_function;
+    gpu->unload_module = cu.module_unload ? cuda_unload_module : NULL;
     gpu->launch = cuda_launch;
     if (cu.launch_ex != NULL && cu.max_active_clusters != NULL && cu.tensor_map_encode_tiled != NULL) {
         gpu->clusters_that_fit = cuda_clusters_that_fit;

@@ -29,6 +29,7 @@ static struct {
     hipError_t (*props_legacy)(void *, int);
     hipError_t (*module_load_data)(void **, const void *);
     hipError_t (*module_get_function)(void **, void *, const char *);
+    hipError_t (*module_unload)(void *);
     hipError_t (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                          unsigned, void *, void **, void **);
     const char *(*error_string)(hipError_t);
@@ -87,6 +88,12 @@ static aiter_aot_status hip_load_module(int device, const void *image, void **mo
     return AITER_AOT_STATUS_OK;
 }
 
+static void hip_unload_module(int device, void *module)
+{
+    (void)device;
+    hip.module_unload(module);
+}
+
 static aiter_aot_status hip_get_function(void *module, const char *name, void **fn, aot_diag *d)
 {
     hipError_t r = hip.module_get_function(fn, module, name);
@@ -117,6 +124,7 @@ aiter_aot_status aot_gpu_bind_hip(aot_gpu *gpu, int may_load, int global, aot_di
         {"hipGetDeviceProperties", "hip_4.2", (void **)&hip.props_legacy, 0},
         {"hipModuleLoadData", "hip_4.2", (void **)&hip.module_load_data, 0},
         {"hipModuleGetFunction", "hip_4.2", (void **)&hip.module_get_function, 0},
+        {"hipModuleUnload", "hip_4.2", (void **)&hip.module_unload, 1},
         {"hipModuleLaunchKernel", "hip_4.2", (void **)&hip.launch, 0},
         {"hipGetErrorString", "hip_4.2", (void **)&hip.error_string, 0},
         {NULL, NULL, NULL, 0}};
@@ -135,6 +143,7 @@ aiter_aot_status aot_gpu_bind_hip(aot_gpu *gpu, int may_load, int global, aot_di
     gpu->multiprocessors = hip_multiprocessors;
     gpu->load_module = hip_load_module;
     gpu->get_function = hip_get_function;
+    gpu->unload_module = hip.module_unload ? hip_unload_module : NULL;
     gpu->launch = hip_launch;
     return AITER_AOT_STATUS_OK;
 }

@@ -21,6 +21,14 @@ static aiter_aot_status stub_load(int device, const void *image, void **module, 
     return AITER_AOT_STATUS_OK;
 }
 
+static int unloads;
+
+static void stub_unload(int device, void *module)
+{
+    (void)device, (void)module;
+    unloads++;
+}
+
 static aiter_aot_status stub_function(void *module, const char *name, void **fn, aot_diag *d)
 {
     (void)d, (void)name;
@@ -144,12 +152,13 @@ static void test_pipelined_load(void)
     unsigned char *data = mkb_build(&s, &n);
     aot_bundle b;
     aot_gpu gpu = {0};
-    gpu.load_module = checking_load, gpu.get_function = stub_function;
+    gpu.load_module = checking_load, gpu.get_function = stub_function, gpu.unload_module = stub_unload;
     aot_loaded got;
     aot_diag d = {""};
     aiter_aot_status st = aot_bundle_open(&b, data, n, &d);
     if (st == AITER_AOT_STATUS_OK) st = aot_load_frame(&b, "gfx942", &gpu, 0, &got, &d);
-    CHECK(st == AITER_AOT_STATUS_OK && got.modules == 3 && got.frames == 1 && big_bad_images == 0,
+    unloads = 0;
+    CHECK(st == AITER_AOT_STATUS_OK && got.modules == 3 && got.frames == 1 && big_bad_images == 0 && unloads == 0,
           "a 3 MB frame loads in pieces: %s, %u modules, %d wrong images", d.msg, st ? 0 : got.modules, big_bad_images);
     if (st == AITER_AOT_STATUS_OK) free(got.fns);
     aot_frame_rec fr = aot_bundle_frame(&b, 0);
@@ -165,17 +174,18 @@ static void test_pipelined_load(void)
     tb.meta_hash = aot_bundle_meta_hash(tail, tb.meta_end);
     aot_encode_header(tail, &tb);
     st = aot_bundle_open(&tb, tail, tb.size, &d);
-    big_loads = 0;
+    big_loads = 0, unloads = 0;
     if (st == AITER_AOT_STATUS_OK) st = aot_load_frame(&tb, "gfx942", &gpu, 0, &got, &d);
-    CHECK(st == AITER_AOT_STATUS_CORRUPT_BUNDLE && big_loads == 3 && got.fns == NULL,
-          "bytes after the zstd frame fail the load once every module is out: %s", d.msg);
+    CHECK(st == AITER_AOT_STATUS_CORRUPT_BUNDLE && big_loads == 3 && unloads == 3 && got.fns == NULL,
+          "bytes after the zstd frame fail the load once every module is out, and unload them: %s", d.msg);
     if (st == AITER_AOT_STATUS_OK) free(got.fns);
     free(tail);
     data[fr.offset + fr.csize - 1000] ^= 0x55; /* inside the last module's compressed bytes */
-    big_loads = 0;
+    big_loads = 0, unloads = 0;
     st = aot_load_frame(&b, "gfx942", &gpu, 0, &got, &d);
-    CHECK(st == AITER_AOT_STATUS_CORRUPT_BUNDLE && big_bad_images == 0 && big_loads == 2 && got.fns == NULL,
-          "damage in the last module fails the load after the 2 good ones (%d loads): %s", big_loads, d.msg);
+    CHECK(st == AITER_AOT_STATUS_CORRUPT_BUNDLE && big_bad_images == 0 && big_loads == 2 && unloads == 2 &&
+          got.fns == NULL, "damage in the last module fails the load after the 2 good ones, which are unloaded "
+          "(%d loads, %d unloads): %s", big_loads, unloads, d.msg);
     free(data);
     free(bytes);
 }
@@ -203,9 +213,9 @@ static aiter_aot_status load_patched_code(size_t at, uint64_t value, int bytes, 
     unsigned char *data = mkb_build(&s, &n);
     aot_bundle b;
     aot_gpu gpu = {0};
-    gpu.load_module = counting_load, gpu.get_function = stub_function;
+    gpu.load_module = counting_load, gpu.get_function = stub_function, gpu.unload_module = stub_unload;
     aot_loaded got;
-    extent_loads = 0;
+    extent_loads = 0, unloads = 0;
     aiter_aot_status st = aot_bundle_open(&b, data, n, d);
     if (st == AITER_AOT_STATUS_OK) st = aot_load_frame(&b, "gfx942", &gpu, 0, &got, d);
     if (st == AITER_AOT_STATUS_OK) free(got.fns);
@@ -232,8 +242,8 @@ static void test_elf_extent(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         d.msg[0] = 0;
         aiter_aot_status st = load_patched_code(cases[i].at, cases[i].value, cases[i].bytes, cases[i].size, &d);
-        CHECK(st == AITER_AOT_STATUS_CORRUPT_BUNDLE && extent_loads == 1, "%s refused before loading: %s",
-              cases[i].what, d.msg);
+        CHECK(st == AITER_AOT_STATUS_CORRUPT_BUNDLE && extent_loads == 1 && unloads == 1,
+              "%s refused before loading, the first module unloaded: %s", cases[i].what, d.msg);
     }
 }
 
