@@ -1,17 +1,24 @@
 #!/bin/sh
-# tests/gpu/run-on-device.sh [BUILDDIR] : everything that needs the NVIDIA GPU, in one go, for
-# one run on a GPU machine (build here, copy BUILDDIR's outputs there, run there):
+# tests/gpu/run-on-device.sh [BUILDDIR [PART]] : everything that needs the NVIDIA GPU, for a run
+# on a GPU machine (build here, copy BUILDDIR's outputs there, run there):
 #   on the GPU machine: sh tests/gpu/run-on-device.sh build   (with build/tests and build/lib)
+# PART runs one part, for machines that limit a command's time (each takes a few minutes):
+#   tests (gpu_test, several devices, interposition), sanitizers (memcheck, racecheck),
+#   bench (cold start and every benchmark); all of them when left out.
 # Writes logs under $OUT when it is set; BENCH_FMHA_ARGS is passed on to bench_fmha.py (e.g.
 # --compare NAME=PATH to time another build of the library in the same process).
 set -u
 b=$(cd "${1:-build}" && pwd)
+part=${2:-all}
+case $part in all | tests | sanitizers | bench) ;; *) echo "run-on-device.sh: PART is tests, sanitizers or bench, not '$part'" >&2; exit 2 ;; esac
+runs() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/aiter-aot-gpu}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 rc=0
+if runs tests; then
 echo "== GPU correctness (tests/gpu/gpu_test)"
 "$b/tests/gpu/gpu_test" --mma "$b/tests/mma/mma_probe_sm_90a.cubin" > "$out/gpu_test.log" 2>&1 || rc=1
 grep -v '^ok ' "$out/gpu_test.log" | tail -n 30
@@ -34,6 +41,8 @@ else
 fi
 echo "== interposition with a cu* stub loaded RTLD_GLOBAL first"
 python3 bench/interpose_cuda.py "$b" 2>&1 | tee "$out/interpose.log" || rc=1
+fi
+if runs sanitizers; then
 echo "== compute-sanitizer memcheck (quick cases)"
 compute-sanitizer --tool memcheck --error-exitcode 9 "$b/tests/gpu/gpu_test" --quick > "$out/memcheck.log" 2>&1 || rc=1
 tail -n 3 "$out/memcheck.log"
@@ -43,6 +52,8 @@ tail -n 3 "$out/memcheck.log"
 echo "== compute-sanitizer racecheck of mhc_pre_cluster (quick cases, T = 8200 among them)"
 compute-sanitizer --tool racecheck --error-exitcode 9 --kernel-name kns=mhc_pre_cluster "$b/tests/gpu/gpu_test" --quick > "$out/racecheck.log" 2>&1 || rc=1
 tail -n 2 "$out/racecheck.log"
+fi
+if runs bench; then
 echo "== cold start"
 python3 bench/coldstart.py "$b" 20 3 2>&1 | tee "$out/coldstart.log" || rc=1
 echo "== benchmarks"
@@ -50,5 +61,6 @@ python3 bench/bench_moe.py "$b/lib/libaiter_aot.so" "$out" 2>&1 | tee "$out/benc
 python3 bench/bench_mhc.py "$b/lib/libaiter_aot.so" "$out" 2>&1 | tee "$out/bench_mhc.log" || rc=1
 python3 bench/bench_mhc_layer.py "$b/lib/libaiter_aot.so" "$out" 2>&1 | tee "$out/bench_mhc_layer.log" || rc=1
 python3 bench/bench_fmha.py "$b/lib/libaiter_aot.so" "$out" ${BENCH_FMHA_ARGS:-} 2>&1 | tee "$out/bench_fmha.log" || rc=1
-echo "gpu run exit status $rc"
+fi
+echo "gpu run ($part) exit status $rc"
 exit $rc
