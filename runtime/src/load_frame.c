@@ -95,7 +95,9 @@ static void *decode_frame(void *arg)
     return NULL;
 }
 
-/* Waits until bytes [0, end) of the frame are decoded. */
+/* Waits until bytes [0, end) of the frame are decoded. UINT64_MAX waits for the decoder to
+ * stop: OK only if the zstd frame ended cleanly at csize (bytes after the last entry's, a second
+ * frame or a bad checksum fail there). */
 static aiter_aot_status wait_for(decode_job *j, uint64_t end, aot_diag *d)
 {
     pthread_mutex_lock(&j->lock);
@@ -104,18 +106,6 @@ static aiter_aot_status wait_for(decode_job *j, uint64_t end, aot_diag *d)
     if (s != AITER_AOT_STATUS_OK && d) *d = j->diag;
     pthread_mutex_unlock(&j->lock);
     return s; /* finished short of end without an error cannot happen: open checked the entries */
-}
-
-/* Waits until the decoder stops: OK only if the zstd frame ended cleanly at csize (bytes
- * after the last entry's, a second frame or a bad checksum fail here). */
-static aiter_aot_status wait_done(decode_job *j, aot_diag *d)
-{
-    pthread_mutex_lock(&j->lock);
-    while (!j->finished) pthread_cond_wait(&j->more, &j->lock);
-    aiter_aot_status s = j->status;
-    if (s != AITER_AOT_STATUS_OK && d) *d = j->diag;
-    pthread_mutex_unlock(&j->lock);
-    return s;
 }
 
 /* Starts decode_frame in a thread that takes none of the program's signals but the ones a
@@ -184,7 +174,7 @@ aiter_aot_status aot_load_frame(const aot_bundle *b, const char *device_target, 
         int threaded = start_decoding(&j, &thread);
         for (uint32_t e = 0; e < b->entries && s == AITER_AOT_STATUS_OK; e++)
             if (aot_bundle_entry(b, e).frame == frame) s = load_entry(b, e, &j, gpu, device, out, modules, d);
-        if (s == AITER_AOT_STATUS_OK) s = wait_done(&j, d);
+        if (s == AITER_AOT_STATUS_OK) s = wait_for(&j, UINT64_MAX, d);
         pthread_mutex_lock(&j.lock);
         j.stop = 1;
         pthread_mutex_unlock(&j.lock);

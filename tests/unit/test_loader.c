@@ -36,20 +36,29 @@ static aiter_aot_status stub_function(void *module, const char *name, void **fn,
     return AITER_AOT_STATUS_OK;
 }
 
-/* Opens the bundle and, if the reader accepts it, loads it for `device` (ASan sees overruns).
- * @return the first error, or OK with *nfns kernels loaded. */
-static aiter_aot_status open_and_load(const mkb_spec *s, const char *device, unsigned *nfns, aot_diag *d)
+/* Builds the bundle of s, opens it and, if the reader accepts it, loads it for `device` through
+ * gpu (ASan sees overruns). @return the first error, or OK with *got filled (the caller frees
+ * got->fns; the kernels' names pointed into the bundle, which is freed here). */
+static aiter_aot_status load_spec(const mkb_spec *s, const char *device, const aot_gpu *gpu, aot_loaded *got,
+                                  aot_diag *d)
 {
     size_t n;
     unsigned char *data = mkb_build(s, &n);
     aot_bundle b;
+    aiter_aot_status st = aot_bundle_open(&b, data, n, d);
+    if (st == AITER_AOT_STATUS_OK) st = aot_load_frame(&b, device, gpu, 0, got, d);
+    free(data);
+    return st;
+}
+
+/* load_spec through the stub GPU table. @return the first error, or OK with *nfns kernels loaded. */
+static aiter_aot_status open_and_load(const mkb_spec *s, const char *device, unsigned *nfns, aot_diag *d)
+{
     aot_gpu gpu = {0};
     gpu.load_module = stub_load, gpu.get_function = stub_function;
     aot_loaded got;
-    aiter_aot_status st = aot_bundle_open(&b, data, n, d);
-    if (st == AITER_AOT_STATUS_OK) st = aot_load_frame(&b, device, &gpu, 0, &got, d);
+    aiter_aot_status st = load_spec(s, device, &gpu, &got, d);
     if (st == AITER_AOT_STATUS_OK) *nfns = got.nfns, free(got.fns);
-    free(data);
     return st;
 }
 
@@ -98,15 +107,11 @@ static void test_step_times(void)
     mkb_frame f[] = {{"amdgcn-amd-amdhsa--gfx942", code, sizeof code}};
     mkb_entry e[] = {{"a", f[0].target, 0, 0, 1, 0, CO}, {"b", f[0].target, 0, 1, 1, CO, CO}};
     mkb_spec s = {f, 1, e, 2, kernels, 2};
-    size_t n;
-    unsigned char *data = mkb_build(&s, &n);
-    aot_bundle b;
     aot_gpu gpu = {0};
     gpu.load_module = slow_load, gpu.get_function = stub_function;
     aot_loaded got;
     aot_diag d = {""};
-    aiter_aot_status st = aot_bundle_open(&b, data, n, &d);
-    if (st == AITER_AOT_STATUS_OK) st = aot_load_frame(&b, "gfx942", &gpu, 0, &got, &d);
+    aiter_aot_status st = load_spec(&s, "gfx942", &gpu, &got, &d);
     CHECK(st == AITER_AOT_STATUS_OK, "step-time bundle loads: %s", d.msg);
     if (st == AITER_AOT_STATUS_OK) {
         CHECK(got.module_load_ns >= 4000000 && got.module_load_ns < 4000000000,
@@ -116,7 +121,6 @@ static void test_step_times(void)
         CHECK(got.lookup_ns < got.module_load_ns, "lookups timed apart from module loads: %llu ns", got.lookup_ns);
         free(got.fns);
     }
-    free(data);
 }
 
 /* A frame large enough to be decoded in many pieces while its modules load: every image the
@@ -209,17 +213,12 @@ static aiter_aot_status load_patched_code(size_t at, uint64_t value, int bytes, 
     mkb_frame f[] = {{t942, img, sizeof img}};
     mkb_entry e[] = {{"a", t942, 0, 0, 1, 0, CO}, {"b", t942, 0, 1, 1, CO, second_size}};
     mkb_spec s = {f, 1, e, 2, kernels, 2};
-    size_t n;
-    unsigned char *data = mkb_build(&s, &n);
-    aot_bundle b;
     aot_gpu gpu = {0};
     gpu.load_module = counting_load, gpu.get_function = stub_function, gpu.unload_module = stub_unload;
     aot_loaded got;
     extent_loads = 0, unloads = 0;
-    aiter_aot_status st = aot_bundle_open(&b, data, n, d);
-    if (st == AITER_AOT_STATUS_OK) st = aot_load_frame(&b, "gfx942", &gpu, 0, &got, d);
+    aiter_aot_status st = load_spec(&s, "gfx942", &gpu, &got, d);
     if (st == AITER_AOT_STATUS_OK) free(got.fns);
-    free(data);
     return st;
 }
 
