@@ -2,9 +2,10 @@
 stream) side by side with PyTorch's scaled_dot_product_attention on its CUDNN_ATTENTION and
 FLASH_ATTENTION backends, same inputs, one process. The rows are the shapes serving cares about
 (ROWS: long prompts, a long context, many short prompts, GQA, d = 64 and 256, fp16); each
-prints ours, cuDNN and flash in TFLOP/s (2 b h s^2 (d + d_v), halved for causal) and the
-ratios, after checking our output against SDPA's. Then every head dim (64, 128, 192/128, 256)
-at 8 x 4096, 32 heads, ours against the flash backend where d = d_v and against other builds
+prints ours (and ours without total_k: the kernels that copy by threads), cuDNN and flash
+in TFLOP/s (2 b h s^2 (d + d_v), halved for causal) and the ratios, after checking our output
+against SDPA's. Then every head dim (64, 128, 192/128, 256) at 8 x 4096, 32 heads, ours (and
+without total_k) against the flash backend where d = d_v and against other builds
 of the library named with --compare NAME=PATH (an earlier commit's, say), each loaded into
 this process. CUDA events, median.
 Usage: python3 bench/bench_fmha.py LIBAITER_AOT_SO OUT_DIR [--compare NAME=PATH ...]"""
@@ -31,11 +32,14 @@ for i, a in enumerate(sys.argv[3:-1], 3):
 dev = torch.device("cuda")
 
 
-def run_ours(lib_, q, k, v, out, lse, cu, b, s, h, d, dv, causal, hk=None, dtype=2):
-    """A callable that runs lib_'s fmha on the tensors (rows dense; k and v with hk heads)."""
-    args = FmhaArgs(C.sizeof(FmhaArgs), q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(),
+def run_ours(lib_, q, k, v, out, lse, cu, b, s, h, d, dv, causal, hk=None, dtype=2, total_k=True):
+    """A callable that runs lib_'s fmha on the tensors (rows dense; k and v with hk heads). Without
+    total_k the args end before it, as a caller built before it existed passes them: the
+    library then takes the kernels that copy K and V by threads."""
+    size = C.sizeof(FmhaArgs) if total_k else FmhaArgs.total_k.offset
+    args = FmhaArgs(size, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(),
                     cu.data_ptr(), cu.data_ptr(), dtype, b, b * s, h, hk or h, d, dv, s, 0, 0, 0, 0, d ** -0.5, 0.0,
-                    int(causal), -1, -1)
+                    int(causal), -1, -1, b * s)
     return lambda _: A.check(lib_, lib_.aiter_aot_fmha_varlen_fwd(args, torch.cuda.current_stream().cuda_stream), "fmha")
 
 
@@ -75,7 +79,8 @@ def table_row(label, b, s, hq, hk, d, causal, dt):
     assert err < 2e-2, f"{label}: fmha differs from SDPA: relative error {err}"
     del ref
     flops = 4 * b * hq * s * s * d / (2 if causal else 1)
-    res = {"row": label, "rel_err_vs_sdpa": err, "ours_us": bench(ours, [0], reps=20)}
+    threads = run_ours(lib, q, k, v, out, lse, cu, b, s, hq, d, d, causal, hk, 1 if dt == torch.float16 else 2, False)
+    res = {"row": label, "rel_err_vs_sdpa": err, "ours_us": bench(ours, [0], reps=20), "threads_us": bench(threads, [0], reps=20)}
     for key, backend in (("cudnn_us", SDPBackend.CUDNN_ATTENTION), ("flash_us", SDPBackend.FLASH_ATTENTION)):
         try:
             res[key] = bench(lambda _: sdpa(q4, k4, v4, causal, backend), [0], reps=20)
@@ -83,8 +88,9 @@ def table_row(label, b, s, hq, hk, d, causal, dt):
             res[key] = float("nan")
             print(f"  {label}: {key[:-3]}: {type(ex).__name__}: {ex}"[:200])
     res.update({k2.replace("_us", "_tflops"): flops / (v2 * 1e-6) / 1e12 for k2, v2 in res.items() if k2.endswith("_us")})
-    print(f"| {label} | {res['ours_tflops']:.1f} | {res['cudnn_tflops']:.1f} | {res['flash_tflops']:.1f} | "
-          f"{res['ours_tflops'] / res['cudnn_tflops']:.2f} | {res['ours_tflops'] / res['flash_tflops']:.2f} | {err:.1e} |")
+    print(f"| {label} | {res['ours_tflops']:.1f} | {res['threads_tflops']:.1f} | {res['cudnn_tflops']:.1f} | "
+          f"{res['flash_tflops']:.1f} | {res['ours_tflops'] / res['cudnn_tflops']:.2f} | "
+          f"{res['ours_tflops'] / res['flash_tflops']:.2f} | {err:.1e} |")
     return res
 
 
@@ -101,8 +107,11 @@ def head_dims(b, s, h):
         for causal in (False, True):
             flops = 2 * b * h * s * s * (d + dv) / (2 if causal else 1)
             res = {"d": d, "dv": dv, "causal": causal}
-            for name, l in [("ours", lib)] + others:
-                res[name + "_tflops"] = flops / (bench(run_ours(l, q, k, v, out, lse, cu, b, s, h, d, dv, causal), [0], reps=10) * 1e-6) / 1e12
+            runs = [("ours", run_ours(lib, q, k, v, out, lse, cu, b, s, h, d, dv, causal)),
+                    ("threads", run_ours(lib, q, k, v, out, lse, cu, b, s, h, d, dv, causal, total_k=False))]
+            runs += [(name, run_ours(l, q, k, v, out, lse, cu, b, s, h, d, dv, causal)) for name, l in others]
+            for name, fn in runs:
+                res[name + "_tflops"] = flops / (bench(fn, [0], reps=10) * 1e-6) / 1e12
             if d == dv:
                 with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
                     us = bench(lambda _: torch.nn.functional.scaled_dot_product_attention(q4, k4, v4, is_causal=causal), [0], reps=10)
@@ -116,8 +125,8 @@ def head_dims(b, s, h):
 def main():
     name = torch.cuda.get_device_name()
     print(f"device {name}, torch {torch.__version__}, date {time.strftime('%Y-%m-%d')}; TFLOP/s")
-    print("| shape | ours | cuDNN | flash | ours / cuDNN | ours / flash | rel. error vs SDPA |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| shape | ours | ours, no total_k | cuDNN | flash | ours / cuDNN | ours / flash | rel. error vs SDPA |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     rows = [table_row(*r) for r in ROWS]
     print("head dims (TFLOP/s = 2 b h s_q s_k (d + d_v), halved for causal; 8 x 4096 tokens, 32 heads, bf16):")
     dims = head_dims(8, 4096, 32)

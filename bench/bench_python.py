@@ -88,7 +88,7 @@ def fmha_rows(lib, s):
     out = torch.empty_like(q)
     a = ab.FmhaArgs(C.sizeof(ab.FmhaArgs), q.data_ptr(), q.data_ptr(), q.data_ptr(), out.data_ptr(), None,
                     cu.data_ptr(), cu.data_ptr(), 2, 1, 128, 8, 8, 128, 128, 128, 0, 0, 0, 0, 128 ** -0.5, 0.0, 0,
-                    -1, -1)
+                    -1, -1, 128)
     ref, fnc, stream = C.byref(a), lib.aiter_aot_fmha_varlen_fwd, C.c_void_p(s)
     sc = 128 ** -0.5
     rows = [

@@ -390,18 +390,24 @@ AOT_DEV void copy_tile(const aot_u16 *src, aot_i64 stride, int rows, aot_u16 *ti
     aot_copy_async_commit();
 }
 
-/* S = Q K^T for the tile's keys, masked to -inf where a key is not visible. In log2 units
- * once multiplied by the returned factor: without a soft cap (and with a positive scale) the
- * softmax folds scale * log2 e into its exp2 arguments (one fma), else it is applied here. */
+/* Issues S = Q K^T for the tile's keys as one run of warp-group products (aot_device.h), left
+ * running: sc is the products' until an aot_wg_wait that covers the run. */
 template <class S, int D, int NS, int F16>
-AOT_DEV float scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, const aot_u16 *Qs, const aot_u16 *Ks,
-                          float (&sc)[NS][S::C])
+AOT_DEV void qk_issue(const aot_u16 *Qs, const aot_u16 *Ks, float (&sc)[NS][S::C])
 {
     zero<NS, S::C>(sc);
     aot_wg_begin(sc);
 #pragma unroll
     for (int ks = 0; ks < D / S::K; ks++) aot_wg_mma_ss<S, F16>(S(), sc, Qs, ks * S::K, Ks, NS * S::N, 0);
-    aot_wg_end(sc);
+    aot_wg_commit();
+}
+
+/* The products' S, masked to -inf where a key is not visible. In log2 units once multiplied by
+ * the returned factor: without a soft cap (and with a positive scale) the softmax folds
+ * scale * log2 e into its exp2 arguments (one fma), else it is applied here. */
+template <class S, int NS>
+AOT_DEV float qk_finish(const aot_fmha_kargs &a, const fmha_block &k, int j0, float (&sc)[NS][S::C])
+{
     const float log2e = AOT_LOG2E, scale2 = a.scale * log2e;
     float mul = 1.0f;
     if (a.softcap > 0.0f) /* one test for the tile: per element it becomes a branch each */
@@ -418,6 +424,16 @@ AOT_DEV float scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, 
             for (int i = 0; i < S::C; i++) sc[n][i] *= scale2;
     if (!all_visible(a, k.s, k.rw, k.rw + S::M - 1, j0, NS * S::N)) mask<S, NS>(a, k, j0, sc);
     return mul;
+}
+
+/* Both of the above, the products awaited. */
+template <class S, int D, int NS, int F16>
+AOT_DEV float scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, const aot_u16 *Qs, const aot_u16 *Ks,
+                          float (&sc)[NS][S::C])
+{
+    qk_issue<S, D, NS, F16>(Qs, Ks, sc);
+    aot_wg_wait<0>(sc);
+    return qk_finish<S, NS>(a, k, j0, sc);
 }
 
 /* Per row slot, the max (or sum) of a lane's values of NS tiles, as a tree: a chain of NS * C
@@ -472,23 +488,62 @@ AOT_DEV void softmax_step(int f16, float mul, const float (&sc)[NS][S::C], float
     for (int r = 0; r < S::C_ROWS; r++) l[r] = l[r] * alpha[r] + sum[r];
 }
 
-/* O += P V for the tile's keys; P's A fragments are its C fragments, packed in pairs. */
+/* Issues O += P V for the tile's keys, left running (o and pp are the products' until an
+ * aot_wg_wait that covers the run); P's A fragments are its C fragments, packed in pairs. */
 template <class S, int NS, int NO, int F16>
-AOT_DEV void pv(const aot_u32 (&pp)[NS][S::C / 2], const aot_u16 *Vs, float (&o)[NO][S::C])
+AOT_DEV void pv_issue(const aot_u32 (&pp)[NS][S::C / 2], const aot_u16 *Vs, float (&o)[NO][S::C])
 {
     constexpr int TPK = S::K / S::N; /* C tiles per k-step */
     aot_wg_begin(o);
 #pragma unroll
     for (int ks = 0; ks < NS / TPK; ks++) {
-        aot_u16 af[S::A];
+        aot_u32 af[S::A / 2]; /* the registers of pp as they are: nothing computed between the products */
 #pragma unroll
-        for (int i = 0; i < S::A; i++) {
-            const aot_u32 x = pp[ks * TPK + S::c_tile(i)][S::c_elem(i) / 2];
-            af[i] = (aot_u16)(S::c_elem(i) % 2 ? x >> 16 : x);
-        }
-        aot_wg_mma_rs<S, F16, true>(S(), o, af, Vs, NS * S::N, ks * S::K, 0);
+        for (int i = 0; i < S::A / 2; i++) af[i] = pp[ks * TPK + S::c_tile(2 * i)][S::c_elem(2 * i) / 2];
+        aot_wg_mma_rs_x2<S, F16, true>(S(), o, af, Vs, NS * S::N, ks * S::K, 0);
     }
-    aot_wg_end(o);
+    aot_wg_commit();
+}
+
+template <class S, int NS, int NO, int F16>
+AOT_DEV void pv(const aot_u32 (&pp)[NS][S::C / 2], const aot_u16 *Vs, float (&o)[NO][S::C])
+{
+    pv_issue<S, NS, NO, F16>(pp, Vs, o);
+    aot_wg_wait<0>(o);
+}
+
+/* o *= alpha per row, skipped when no row of the wave moved (mostly, once the maxima settle). */
+template <class S, int NO>
+AOT_DEV void rescale(float (&o)[NO][S::C], const float (&alpha)[S::C_ROWS])
+{
+    bool same = true;
+#pragma unroll
+    for (int r = 0; r < S::C_ROWS; r++) same = same && alpha[r] == 1.0f;
+    if (!aot_wave_min_u32(same))
+#pragma unroll
+        for (int n = 0; n < NO; n++)
+#pragma unroll
+            for (int i = 0; i < S::C; i++) o[n][i] *= alpha[S::c_slot(i)];
+}
+
+/* out and lse of the wave's rows from the loop's accumulators, maxima (log2 units) and this
+ * lane's shares of the row sums. */
+template <class S, int DV, int NO>
+AOT_DEV void finish_rows(const aot_fmha_kargs &a, const fmha_block &k, const float (&o)[NO][S::C], const float (&m)[S::C_ROWS],
+                         float (&l)[S::C_ROWS])
+{
+    row_reduce<S>(l, false);
+    float le[S::C];
+#pragma unroll
+    for (int i = 0; i < S::C; i++) le[i] = l[S::c_slot(i)];
+    store_out<S, DV, NO>(a, k, o, le);
+    if (a.lse && k.lane % S::ROW_LANES == 0)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) {
+            const int r = k.rw + S::c_row(k.lane, i), slot = S::c_slot(i);
+            if (r < k.s.sq && (i == 0 || S::c_slot(i - 1) != slot)) /* once per row */
+                a.lse[(aot_i64)k.s.h * a.total_q + k.s.q0 + r] = lse_of(m[slot] * 0.6931471805599453f, l[slot]);
+        }
 }
 
 /* F16 is the input type as a constant: the matrix instruction depends on it, and a flag read
@@ -518,32 +573,14 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a, aot_u16 *Qs, aot_u16 *Ks, aot_u1
         aot_u32 pp[NS][S::C / 2];
         const float mul = scores_log2<S, D, NS, F16>(a, k, j0, Qs, Ks, sc);
         softmax_step<S, NS>(F16, mul, sc, m, l, alpha, pp);
-        bool same = true; /* once the maxima settle, mostly no row of the wave moves */
-#pragma unroll
-        for (int r = 0; r < S::C_ROWS; r++) same = same && alpha[r] == 1.0f;
-        if (!aot_wave_min_u32(same))
-#pragma unroll
-            for (int n = 0; n < NO; n++)
-#pragma unroll
-                for (int i = 0; i < S::C; i++) o[n][i] *= alpha[S::c_slot(i)];
+        rescale<S, NO>(o, alpha);
         aot_copy_async_wait_all();
         aot_sync_block(); /* V is in; every wave is done with K */
         if (j0 + T::KEYS < hi) copy_tile<D, T::KEYS>(kb + (j0 + T::KEYS) * a.k_row, a.k_row, k.s.sk - j0 - T::KEYS, Ks);
         pv<S, NS, NO, F16>(pp, Vs, o);
     }
     aot_copy_async_wait_all(); /* no copy outlives the block (Q's, when no key was visible) */
-    row_reduce<S>(l, false);
-    float le[S::C];
-#pragma unroll
-    for (int i = 0; i < S::C; i++) le[i] = l[S::c_slot(i)];
-    store_out<S, DV, NO>(a, k, o, le);
-    if (a.lse && k.lane % S::ROW_LANES == 0)
-#pragma unroll
-        for (int i = 0; i < S::C; i++) {
-            const int r = k.rw + S::c_row(k.lane, i), slot = S::c_slot(i);
-            if (r < k.s.sq && (i == 0 || S::c_slot(i - 1) != slot)) /* once per row */
-                a.lse[(aot_i64)k.s.h * a.total_q + k.s.q0 + r] = lse_of(m[slot] * 0.6931471805599453f, l[slot]);
-        }
+    finish_rows<S, DV, NO>(a, k, o, m, l);
 }
 
 template <int D, int DV>
@@ -568,3 +605,253 @@ AOT_DEV void fmha_body(const aot_fmha_kargs &a)
     AOT_EMU_ENTRY(name, kargs)
 
 AOT_FMHA_VARIANTS(FMHA_VARIANT)
+
+/* ---- the warp-specialized path (AOT_PIPELINES: sm_90a, and the emulator at wave 32) ----
+ * Persistent blocks (as many as the GPU holds at once) take tiles of AOT_FMHA_WS_ROWS = 128
+ * query rows of one sequence and head in turn, in three warp groups:
+ *   group 0, one thread  the producer: tensor copies of each tile's Q, then of K and V of each
+ *                        key step into stage it % STAGES of a ring, `it` running on from tile
+ *                        to tile                                      -> q_full, k_full, v_full
+ *   groups 1 and 2       64 rows each: S = Q K^T of the step from Q's and K's tiles, K's stage
+ *                        released, the online softmax in registers, O += P V from V's tile,
+ *                        V's stage released (Q's after the tile's last Q K^T) -> k_empty,
+ *                        v_empty, q_empty
+ * so the copies of the next steps, and of the next tile, run under this step's products and
+ * softmax and this tile's stores, and each group's softmax runs under the other's products
+ * (turn_begin). The register path's scores_log2, softmax_step and pv do the arithmetic.
+ * Registers move from the producer's group to the others (aot_regs_lower / raise). Keys of a
+ * sequence's last step past its end are the next sequence's (a tensor copy has no per-sequence
+ * bound): K's are masked like any invisible key, and the producer's warp zeroes V's rows (a zero
+ * probability times a NaN there would be NaN) before it completes the stage (v_land: the copy's
+ * own barrier). Tiles are numbered with the query tile fastest, from the last (the longest, when
+ * causal) down, then heads, then sequences, so the blocks at work at once share K and V in L2. */
+#if defined(AOT_PIPELINES)
+constexpr int WS_ST = AOT_FMHA_WS_STAGES, WS_GROUP = 4 * AOT_WAVE;
+
+template <int D, int DV, int KEYS>
+struct ws_tiles { /* swizzled tiles (aot_swz), each 1024-byte aligned */
+    aot_u16 q[2][64 * D];
+    aot_u16 k[WS_ST][KEYS * D];
+    aot_u16 v[WS_ST][KEYS * DV];
+    aot_mbar q_full[2], q_empty[2], k_full[WS_ST], k_empty[WS_ST], v_full[WS_ST], v_empty[WS_ST], v_land[WS_ST];
+};
+
+/* Tile `idx`'s sequence, head and first row; false when the sequence has no row there. */
+AOT_DEV bool ws_tile_of(const aot_fmha_kargs &a, int idx, fmha_block &k)
+{
+    const int tile = a.q_tiles - 1 - idx % a.q_tiles, h = (idx / a.q_tiles) % a.hq, b = idx / a.q_tiles / a.hq;
+    k.s = {a.cu_q[b], a.cu_q[b + 1] - a.cu_q[b], a.cu_k[b], a.cu_k[b + 1] - a.cu_k[b], h, h / (a.hq / a.hk)};
+    k.lane = aot_lane(), k.rb = tile * AOT_FMHA_WS_ROWS;
+    return k.rb < k.s.sq;
+}
+
+/* The keys [lo, hi) the tile's rows see, in whole steps. */
+template <int KEYS>
+AOT_DEV void ws_keys(const aot_fmha_kargs &a, const fmha_block &k, int *lo, int *hi)
+{
+    const int rows = k.s.sq - k.rb < AOT_FMHA_WS_ROWS ? k.s.sq - k.rb : AOT_FMHA_WS_ROWS;
+    key_range<KEYS>(a, k.s, k.rb, k.rb + rows - 1, lo, hi);
+}
+
+/* The block's tiles: idx from the block's index on, a grid apart; n counts those with rows. */
+#define WS_TILES(a, k, n)                                                                        \
+    for (int idx_ = aot_block_x(), n = 0; idx_ < (a).q_tiles * (a).hq * (a).batch; idx_ += aot_grid_x()) \
+        if (ws_tile_of(a, idx_, k) && (n++, true))
+
+/* Does the step from j0 hold keys past the sequence's end? (Then it is the tile's last step.) */
+template <int KEYS>
+AOT_DEV bool ws_tail(const fmha_block &k, int j0) { return j0 + KEYS > k.s.sk; }
+
+/* The producer's warp, its lanes together through every wait; lane 0 issues the copies. Where
+ * a tile's last step has a tail, its V copy completes on v_land instead, and the warp zeroes the
+ * tail's rows before it completes v_full (bit st of `lands`: the parity of stage st's next v_land
+ * phase). */
+template <int D, int DV, int KEYS>
+AOT_DEV void ws_producer(const aot_fmha_ws_kargs &w, ws_tiles<D, DV, KEYS> &t)
+{
+    const aot_fmha_kargs &a = w.a;
+    const bool issue = aot_lane() == 0;
+    fmha_block k;
+    int it = 0;
+    unsigned lands = 0;
+    WS_TILES(a, k, n) {
+        int lo, hi;
+        ws_keys<KEYS>(a, k, &lo, &hi);
+        for (int g = 0; g < 2; g++) {
+            if (n > 1) aot_mbar_wait(&t.q_empty[g], (n - 2) & 1);
+            if (issue) aot_mbar_expect(&t.q_full[g], 64 * D * 2);
+            for (int p = 0; issue && p < D / 64; p++)
+                aot_copy_tile(t.q[g] + p * 64 * 64, &w.q, 64 * p, k.s.h, k.s.q0 + k.rb + 64 * g, &t.q_full[g]);
+        }
+        for (int j0 = lo; j0 < hi; j0 += KEYS, it++) {
+            const int st = it % WS_ST, round = it / WS_ST, j = k.s.k0 + j0;
+            const bool tail = ws_tail<KEYS>(k, j0);
+            if (round) aot_mbar_wait(&t.k_empty[st], (round - 1) & 1);
+            if (issue) aot_mbar_expect(&t.k_full[st], KEYS * D * 2);
+            for (int p = 0; issue && p < D / 64; p++) aot_copy_tile(t.k[st] + p * KEYS * 64, &w.k, 64 * p, k.s.hkv, j, &t.k_full[st]);
+            if (round) aot_mbar_wait(&t.v_empty[st], (round - 1) & 1);
+            aot_mbar *b = tail ? &t.v_land[st] : &t.v_full[st];
+            if (issue) aot_mbar_expect(b, KEYS * DV * 2);
+            for (int p = 0; issue && p < DV / 64; p++) aot_copy_tile(t.v[st] + p * KEYS * 64, &w.v, 64 * p, k.s.hkv, j, b);
+            if (!tail) continue;
+            aot_mbar_wait(&t.v_land[st], lands >> st & 1);
+            lands ^= 1u << st;
+            const int first = k.s.sk - j0;
+            const aot_u16x8 zero = {};
+            for (int u = aot_lane(); u < (KEYS - first) * (DV / 8); u += AOT_WAVE)
+                aot_store_u16x8(t.v[st] + aot_swz(first + u / (DV / 8), u % (DV / 8) * 8, KEYS), zero);
+            aot_wg_shared_fence(); /* the products read the tile through the async proxy */
+            aot_sync_wave();
+            if (issue) aot_mbar_arrive(&t.v_full[st]);
+        }
+    }
+}
+
+/* The running state of a consumer group's rows. */
+template <int NO, int NS>
+struct ws_rows {
+    float o[NO][fmha_mma::C], m[fmha_mma::C_ROWS], l[fmha_mma::C_ROWS], sc[NS][fmha_mma::C];
+};
+
+/* The two groups take turns issuing their products (named barriers 1 and 2: group g waits at
+ * 1 + g, then lets the other go), so that one group's softmax runs while the other's products
+ * keep the matrix units busy. Each group has the same number of turns a tile (its steps plus
+ * one); group 1 opens the first turn to group 0 and does not open one after its last. */
+AOT_DEV void turn_begin(int g) { aot_sync_named(1 + g, 2 * WS_GROUP); }
+AOT_DEV void turn_end(int g, bool last)
+{
+    if (!(last && g == 1)) aot_arrive_named(2 - g, 2 * WS_GROUP);
+}
+AOT_DEV bool ws_lane0(void) { return aot_lane() == 0; } /* one arrival a wave */
+
+/* Step it >= 1 (keys from j0) of a consumer group: this step's Q K^T and the last step's P V
+ * (its P in pin) are issued together; this step's softmax runs once Q K^T is done, while P V
+ * still runs, and writes P to other registers (pout). */
+template <int D, int DV, int KEYS, int F16>
+AOT_DEV void ws_step(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, const fmha_block &k, int g, int it, int j0,
+                     ws_rows<DV / 8, KEYS / 8> &r, const aot_u32 (&pin)[KEYS / 8][2],
+                     aot_u32 (&pout)[KEYS / 8][2])
+{
+    typedef fmha_mma S;
+    constexpr int NS = KEYS / S::N, NO = DV / S::N;
+    const int st = it % WS_ST, prev = (it - 1) % WS_ST;
+    float alpha[S::C_ROWS];
+    aot_mbar_wait(&t.k_full[st], it / WS_ST & 1);
+    aot_mbar_wait(&t.v_full[prev], (it - 1) / WS_ST & 1);
+    turn_begin(g);
+    qk_issue<S, D, NS, F16>(t.q[g], t.k[st], r.sc);
+    pv_issue<S, NS, NO, F16>(pin, t.v[prev], r.o);
+    turn_end(g, false);
+    aot_wg_wait<1>(r.sc); /* Q K^T is done; P V may run on */
+    if (ws_lane0()) aot_mbar_arrive(&t.k_empty[st]);
+    const float mul = qk_finish<S, NS>(a, k, j0, r.sc);
+    softmax_step<S, NS>(F16, mul, r.sc, r.m, r.l, alpha, pout);
+    aot_wg_wait<0>(r.o);
+    if (ws_lane0()) aot_mbar_arrive(&t.v_empty[prev]);
+    rescale<S, NO>(r.o, alpha);
+}
+
+/* The last step's P V. */
+template <int D, int DV, int KEYS, int F16>
+AOT_DEV void ws_last_pv(ws_tiles<D, DV, KEYS> &t, int g, int it, ws_rows<DV / 8, KEYS / 8> &r,
+                        const aot_u32 (&p)[KEYS / 8][2])
+{
+    if (ws_lane0()) aot_mbar_arrive(&t.q_empty[g]); /* the tile's last Q K^T is done */
+    aot_mbar_wait(&t.v_full[it % WS_ST], it / WS_ST & 1);
+    turn_begin(g);
+    pv_issue<fmha_mma, KEYS / 8, DV / 8, F16>(p, t.v[it % WS_ST], r.o);
+    turn_end(g, true);
+    aot_wg_wait<0>(r.o);
+    if (ws_lane0()) aot_mbar_arrive(&t.v_empty[it % WS_ST]);
+}
+
+/* A consumer group's 64 rows of the tile (group g of the block's two), steps from ring position
+ * *it on. The steps alternate between two sets of P registers (pp, pn), so that no instruction
+ * moves P between the products. */
+template <int D, int DV, int KEYS, int F16>
+AOT_DEV void ws_rows_of_tile(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, const fmha_block &k, int g, int n, int *it)
+{
+    typedef fmha_mma S;
+    constexpr int NS = KEYS / S::N, NO = DV / S::N;
+    static_assert(S::N == 8 && S::C == 4, "ws_rows and ws_step are written for mma.sync's fragments");
+    ws_rows<NO, NS> r;
+    aot_u32 pp[NS][S::C / 2], pn[NS][S::C / 2];
+    float alpha[S::C_ROWS];
+    int lo, hi;
+    ws_keys<KEYS>(a, k, &lo, &hi);
+    zero<NO, S::C>(r.o);
+#pragma unroll
+    for (int i = 0; i < S::C_ROWS; i++) r.m[i] = -AOT_INF, r.l[i] = 0.0f;
+    aot_mbar_wait(&t.q_full[g], (n - 1) & 1);
+    if (lo >= hi) {
+        if (ws_lane0()) aot_mbar_arrive(&t.q_empty[g]);
+    } else {
+        if (g == 1) aot_arrive_named(1, 2 * WS_GROUP); /* group 0 goes first */
+        aot_mbar_wait(&t.k_full[*it % WS_ST], *it / WS_ST & 1);
+        turn_begin(g);
+        qk_issue<S, D, NS, F16>(t.q[g], t.k[*it % WS_ST], r.sc);
+        turn_end(g, false);
+        aot_wg_wait<0>(r.sc);
+        if (ws_lane0()) aot_mbar_arrive(&t.k_empty[*it % WS_ST]);
+        softmax_step<S, NS>(F16, qk_finish<S, NS>(a, k, lo, r.sc), r.sc, r.m, r.l, alpha, pp);
+        int i = *it + 1, j0 = lo + KEYS;
+        for (;;) {
+            if (j0 >= hi) {
+                ws_last_pv<D, DV, KEYS, F16>(t, g, i - 1, r, pp);
+                break;
+            }
+            ws_step<D, DV, KEYS, F16>(a, t, k, g, i++, j0, r, pp, pn), j0 += KEYS;
+            if (j0 >= hi) {
+                ws_last_pv<D, DV, KEYS, F16>(t, g, i - 1, r, pn);
+                break;
+            }
+            ws_step<D, DV, KEYS, F16>(a, t, k, g, i++, j0, r, pn, pp), j0 += KEYS;
+        }
+        *it = i;
+    }
+    finish_rows<S, DV, NO>(a, k, r.o, r.m, r.l);
+}
+
+template <int D, int DV, int KEYS, int F16>
+AOT_DEV void ws_consumer(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, int g)
+{
+    fmha_block k;
+    int it = 0;
+    WS_TILES(a, k, n) {
+        k.rw = k.rb + 64 * g + BM * (aot_thread_x() / AOT_WAVE % 4);
+        ws_rows_of_tile<D, DV, KEYS, F16>(a, t, k, g, n, &it);
+    }
+}
+
+template <int D, int DV, int KEYS>
+AOT_DEV void fmha_ws(const aot_fmha_ws_kargs &w)
+{
+    typedef ws_tiles<D, DV, KEYS> T;
+    static_assert(sizeof(T) + 1024 <= AOT_FMHA_WS_SHARED(D, DV, KEYS), "AOT_FMHA_WS_SHARED is the layout's size");
+    AOT_SHARED_DYN(unsigned char, raw, AOT_FMHA_WS_SHARED(D, DV, KEYS));
+    T &t = *(T *)(raw + ((1024 - ((unsigned long long)raw & 1023)) & 1023));
+    if (aot_thread_x() == 0) {
+        for (int g = 0; g < 2; g++) aot_mbar_init(&t.q_full[g], 1), aot_mbar_init(&t.q_empty[g], 4);
+        for (int st = 0; st < WS_ST; st++) {
+            aot_mbar_init(&t.k_full[st], 1), aot_mbar_init(&t.v_full[st], 1), aot_mbar_init(&t.v_land[st], 1);
+            aot_mbar_init(&t.k_empty[st], 8), aot_mbar_init(&t.v_empty[st], 8);
+        }
+    }
+    aot_sync_block();
+    const int group = aot_thread_x() / WS_GROUP;
+    if (group == 0) {
+        aot_regs_lower<24>();
+        if (aot_thread_x() < AOT_WAVE) ws_producer<D, DV, KEYS>(w, t);
+    } else {
+        aot_regs_raise<240>();
+        if (w.a.f16) ws_consumer<D, DV, KEYS, 1>(w.a, t, group - 1);
+        else ws_consumer<D, DV, KEYS, 0>(w.a, t, group - 1);
+    }
+}
+
+#define FMHA_WS_VARIANT(name, kargs, d, dv, keys)                                                             \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_FMHA_WS_THREADS, 1) void name(AOT_GRID_CONSTANT kargs w) { fmha_ws<d, dv, keys>(w); } \
+    AOT_EMU_ENTRY(name, kargs)
+
+AOT_FMHA_PIPELINE_VARIANTS(FMHA_WS_VARIANT)
+#endif

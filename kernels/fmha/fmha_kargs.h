@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "aot_tile_map.h"
+
 #define AOT_FMHA_WAVES 4     /* waves per block, 16 query rows each (the fragments' M) */
 #define AOT_FMHA_ROWS 16     /* query rows per wave */
 #define AOT_FMHA_KEYS 32     /* keys per step of the key loop */
@@ -21,5 +23,24 @@ typedef struct {
     int32_t f16, reserved;
     float scale, softcap;            /* softcap 0: none */
 } aot_fmha_kargs;
+
+/* The warp-specialized kernels (fmha_ws_*; sm_90a, and the emulator at wave 32): persistent
+ * blocks of AOT_FMHA_WS_THREADS threads take tiles of AOT_FMHA_WS_ROWS query rows of one
+ * sequence and head in turn (a.q_tiles counts them a sequence and head); a block's first warp
+ * group copies Q, K and V tiles by tensor copies, K and V through a ring of AOT_FMHA_WS_STAGES
+ * stages, and each of the other two computes 64 of the rows. The maps view
+ * q, k and v as {d, heads, tokens} (strides: d and the row stride, in bytes) in boxes of
+ * {64, 1, 64} (q) or {64, 1, keys} (k, v: keys from the variant list). */
+#define AOT_FMHA_WS_ROWS 128
+#define AOT_FMHA_WS_THREADS 384
+#define AOT_FMHA_WS_STAGES 2
+/* Dynamic shared memory of a variant: the Q tile, the ring, its barriers and the alignment. */
+#define AOT_FMHA_WS_SHARED(d, dv, keys) \
+    (1024 + 2 * (AOT_FMHA_WS_ROWS * (d) + AOT_FMHA_WS_STAGES * (keys) * ((d) + (dv))) + 16 * (4 + 5 * AOT_FMHA_WS_STAGES))
+
+typedef struct {
+    aot_tile_map q, k, v;
+    aot_fmha_kargs a;
+} aot_fmha_ws_kargs;
 
 #endif

@@ -50,6 +50,7 @@ static struct {
     shared_region shared[MAX_SHARED];
     int nshared;
     size_t dynamic, dynamic_wanted; /* the launch's dynamic shared bytes; the most a kernel took */
+    unsigned arrived[MAX_CLUSTER][16];  /* arrivals without a wait at each block's named barriers */
 } E;
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
@@ -126,6 +127,7 @@ static void restore_fault_handler(void)
 
 int emu_thread_x(void) { return E.cur % (int)E.block; }
 int emu_block_x(void) { return (int)E.block_x + E.cur / (int)E.block; }
+int emu_grid_x(void) { return (int)(E.clusters * E.cluster); }
 int emu_cluster_rank(void) { return E.cur / (int)E.block; }
 
 static void yield(fiber_state s)
@@ -147,6 +149,14 @@ void emu_named_barrier(int id, int threads)
     fiber *f = &E.fibers[E.cur];
     f->named = id, f->named_threads = threads;
     yield(F_NAMED_BARRIER);
+}
+
+void emu_named_arrive(int id, int threads)
+{
+    const unsigned b = (unsigned)E.cur / E.block;
+    if (id >= 0 && id < 16) E.arrived[b][id]++;
+    E.fibers[E.cur].named_threads = threads; /* checked against the waiters' count when they meet */
+    emu_progress();
 }
 
 int emu_shfl(int v, int src_lane)
@@ -278,8 +288,8 @@ static int resolve_group(unsigned t0, unsigned n, fiber_state state, char *err, 
     return 1;
 }
 
-/* Releases the fibers of block b at a named barrier (ids 0..15) once as many wait there as the
- * barrier's thread count. */
+/* Releases the fibers of block b at a named barrier (ids 0..15) once those waiting there and
+ * those that arrived without waiting make the barrier's thread count. */
 static int resolve_named(unsigned b, char *err, size_t cap)
 {
     unsigned at[16] = {0}, want[16] = {0};
@@ -291,8 +301,10 @@ static int resolve_named(unsigned b, char *err, size_t cap)
         at[f->named]++, want[f->named] = (unsigned)f->named_threads;
     }
     for (unsigned id = 0; id < 16; id++) {
-        if (at[id] > want[id]) return fail(err, cap, "named barrier reached by %u threads, more than its %u", at[id], want[id]);
-        if (at[id] == 0 || at[id] < want[id]) continue;
+        const unsigned n = at[id] + E.arrived[b][id];
+        if (at[id] && n > want[id]) return fail(err, cap, "named barrier reached by %u threads, more than its %u", n, want[id]);
+        if (at[id] == 0 || n < want[id]) continue;
+        E.arrived[b][id] = 0;
         for (unsigned t = b * E.block; t < (b + 1) * E.block; t++)
             if (E.fibers[t].state == F_NAMED_BARRIER && E.fibers[t].named == (int)id) E.fibers[t].state = F_RUN;
         released++;
@@ -330,6 +342,7 @@ static int run_cluster(char *err, size_t cap)
     }
     for (int i = 0; i < E.nshared; i++)
         for (unsigned b = 0; b < E.cluster; b++) memset(E.shared[i].mem[b], 0xff, E.shared[i].bytes);
+    memset(E.arrived, 0, sizeof E.arrived);
     unsigned idle = 0, last_live = E.threads;
     for (;;) {
         unsigned live = 0, spinning = 0;

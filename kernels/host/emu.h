@@ -41,6 +41,7 @@ void emu_free(void *p);
 /* Called from kernels through aot_host.h. */
 int emu_thread_x(void);
 int emu_block_x(void);
+int emu_grid_x(void);
 void emu_barrier(void);
 int emu_shfl(int v, int src_lane);
 void *emu_shared(const void *key, size_t bytes);
@@ -61,10 +62,11 @@ int emu_cluster_count(void);
  * completes), and emu_progress marks a change of such state, so that fibers that only spin
  * are reported as a deadlock. */
 void emu_named_barrier(int id, int threads);
+void emu_named_arrive(int id, int threads); /* counts towards that barrier's next release, does not wait */
 void emu_spin(void);
 void emu_progress(void);
 
-/* What the emulator's runtime puts in an aot_tile_map (kernels/mhc/mhc_kargs.h) for
+/* What the emulator's runtime puts in an aot_tile_map (kernels/include/aot_tile_map.h) for
  * aot_copy_tile (aot_host.h): a 3-dimensional tensor of 16-bit elements, dims[0] contiguous,
  * the other two at the given byte strides; boxes of 64 x box[1] x box[2]. */
 typedef struct {

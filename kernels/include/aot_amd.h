@@ -23,6 +23,7 @@ AOT_DEV float aot_f16_to_f32(unsigned short h) { return (float)__builtin_bit_cas
 
 AOT_DEV int aot_thread_x(void) { return (int)__builtin_amdgcn_workitem_id_x(); }
 AOT_DEV int aot_block_x(void) { return (int)__builtin_amdgcn_workgroup_id_x(); }
+AOT_DEV int aot_grid_x(void) { return (int)(__builtin_amdgcn_grid_size_x() / __builtin_amdgcn_workgroup_size_x()); }
 
 AOT_DEV void aot_sync_block(void)
 {

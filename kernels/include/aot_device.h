@@ -15,6 +15,7 @@
  *                          shared memory; NVIDIA caps static shared memory at 48 KiB); one per
  *                          kernel
  *   aot_thread_x(), aot_block_x()            thread and block index (x only)
+ *   aot_grid_x()           blocks in the launch (x only)
  *   aot_sync_block()       barrier for the block, with shared-memory ordering
  *   aot_sync_wave()        barrier for the wave, with shared-memory ordering among its lanes
  *   aot_lane()             lane within the wave
@@ -70,6 +71,8 @@
  *   aot_store_remote(p, b, rank, v)  unsigned v[4] to p in block rank's shared memory,
  *                          completing 16 bytes on that block's b
  *   aot_sync_named(id, n)  barrier for the n threads (whole waves) that call it with id 1..15
+ *   aot_arrive_named(id, n)  counts this wave among barrier id's n threads without waiting
+ *                          (the others sync; n counts both)
  *   aot_regs_raise<N>(), aot_regs_lower<N>()  a warp group's registers a thread (every wave
  *                          of the group calls it; the kernel is bounded to one block an SM)
  *   aot_cluster_id(), aot_cluster_count()  the cluster's index in the grid, and their number
@@ -338,6 +341,8 @@ AOT_DEV void aot_mma_bf16_x2(S, float (&c)[S::C], const aot_u32 (&a)[S::A / 2], 
  *   aot_wg_mma_ss<S, F16>(S(), c, at, k0, bt, b_rows, c0)       A from a tile of 4 S::M rows
  *                                                               (the group's rows), B "cols"
  *   aot_wg_mma_rs<S, F16, B_ROWS>(S(), c, a, bt, b_rows, k0, c0) A from the wave's fragment a
+ *   aot_wg_mma_rs_x2<S, F16, B_ROWS>(...)  the same with a's k pairs packed in 32 bits (lower
+ *                                          k low), as registers the products read directly
  * B "cols": B[k][c] is tile row c, column k (K of Q K^T); B_ROWS: tile row k, column c (V).
  * A run of them goes between aot_wg_begin(c) and aot_wg_end(c), and until the end nothing may
  * read or write c or a fragment given to them: a vendor may run the products asynchronously
@@ -374,6 +379,15 @@ AOT_DEV void aot_wg_mma_ss(S, float (&c)[NT][S::C], const aot_u16 *at, int k0, c
     aot_u16 a[S::A];
     aot_frag_a(S(), at, 4 * S::M, S::M * (aot_thread_x() / AOT_WAVE % 4), k0, aot_lane(), a);
     aot_wg_mma_rs<S, F16, false>(S(), c, a, bt, b_rows, k0, c0);
+}
+#endif
+#if !defined(AOT_WG_MMA)
+template <class S, int F16, bool B_ROWS, int NT>
+AOT_DEV void aot_wg_mma_rs_x2(S, float (&c)[NT][S::C], const aot_u32 (&a)[S::A / 2], const aot_u16 *bt, int b_rows, int k0, int c0)
+{
+    aot_u16 x[S::A];
+    for (int i = 0; i < S::A; i++) x[i] = (aot_u16)(a[i / 2] >> (16 * (i % 2)));
+    aot_wg_mma_rs<S, F16, B_ROWS>(S(), c, x, bt, b_rows, k0, c0);
 }
 #endif
 template <int NT, int C>

@@ -33,6 +33,7 @@
 
 AOT_DEV int aot_thread_x(void) { return emu_thread_x(); }
 AOT_DEV int aot_block_x(void) { return emu_block_x(); }
+AOT_DEV int aot_grid_x(void) { return emu_grid_x(); }
 AOT_DEV void aot_sync_block(void) { emu_barrier(); }
 AOT_DEV int aot_lane(void) { return emu_thread_x() % AOT_WAVE; }
 /* A wave operation with nothing to exchange: every lane reaches it before any goes on. */
@@ -98,6 +99,7 @@ AOT_DEV void aot_store_remote(void *p, aot_mbar *b, int rank, const unsigned (&v
     aot_emu_mbar_complete((aot_mbar *)emu_cluster_map(b, rank), 16);
 }
 AOT_DEV void aot_sync_named(int id, int threads) { emu_named_barrier(id, threads); }
+AOT_DEV void aot_arrive_named(int id, int threads) { emu_named_arrive(id, threads); }
 template <int N>
 AOT_DEV void aot_regs_raise(void) {}
 template <int N>

@@ -12,6 +12,7 @@
 
 AOT_DEV int aot_thread_x(void) { return (int)threadIdx.x; }
 AOT_DEV int aot_block_x(void) { return (int)blockIdx.x; }
+AOT_DEV int aot_grid_x(void) { return (int)gridDim.x; }
 AOT_DEV void aot_sync_block(void) { __syncthreads(); }
 AOT_DEV void aot_sync_wave(void) { __syncwarp(); }
 AOT_DEV int aot_lane(void) { return (int)(threadIdx.x & 31u); }
@@ -321,10 +322,9 @@ AOT_DEV unsigned long long aot_nv_wg_desc_mn(const unsigned short *t, int rows, 
     else if constexpr (NT == 32) { AOT_NV_WG_CASE(FORM, 32, TB, c, a, db) }
 
 template <class S, int F16, bool B_ROWS, int NT>
-AOT_DEV void aot_wg_mma_rs(S, float (&c)[NT][S::C], const unsigned short (&a)[S::A], const unsigned short *bt, int b_rows, int k0, int c0)
+AOT_DEV void aot_wg_mma_rs_x2(S, float (&c)[NT][S::C], const unsigned (&ar)[S::A / 2], const unsigned short *bt, int b_rows, int k0, int c0)
 {
     aot_nv_check_shape<S>();
-    const unsigned ar[4] = {aot_nv_pack2(a[0], a[1]), aot_nv_pack2(a[2], a[3]), aot_nv_pack2(a[4], a[5]), aot_nv_pack2(a[6], a[7])};
     if constexpr (B_ROWS) {
         const unsigned long long db = aot_nv_wg_desc_mn(bt, b_rows, k0, c0);
         AOT_NV_WG_CASES(RS, 1, c, ar, db)
@@ -332,6 +332,12 @@ AOT_DEV void aot_wg_mma_rs(S, float (&c)[NT][S::C], const unsigned short (&a)[S:
         const unsigned long long db = aot_nv_wg_desc_k(bt, b_rows, c0, k0);
         AOT_NV_WG_CASES(RS, 0, c, ar, db)
     }
+}
+template <class S, int F16, bool B_ROWS, int NT>
+AOT_DEV void aot_wg_mma_rs(S, float (&c)[NT][S::C], const unsigned short (&a)[S::A], const unsigned short *bt, int b_rows, int k0, int c0)
+{
+    const unsigned ar[4] = {aot_nv_pack2(a[0], a[1]), aot_nv_pack2(a[2], a[3]), aot_nv_pack2(a[4], a[5]), aot_nv_pack2(a[6], a[7])};
+    aot_wg_mma_rs_x2<S, F16, B_ROWS>(S(), c, ar, bt, b_rows, k0, c0);
 }
 template <class S, int F16, int NT>
 AOT_DEV void aot_wg_mma_ss(S, float (&c)[NT][S::C], const unsigned short *at, int k0, const unsigned short *bt, int b_rows, int c0)
@@ -393,6 +399,7 @@ AOT_DEV void aot_store_remote(void *p, aot_mbar *b, int rank, const unsigned (&v
                  "r"(aot_nv_mapa(aot_nv_smem(b), rank)) : "memory");
 }
 AOT_DEV void aot_sync_named(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
+AOT_DEV void aot_arrive_named(int id, int threads) { asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
 template <int N>
 AOT_DEV void aot_regs_raise(void) { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N)); }
 template <int N>

@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "aot_tile_map.h"
+
 #define AOT_MHC_N 4
 #define AOT_MHC_MIX 24
 #define AOT_MHC_BLOCK 256        /* threads per block of every mHC kernel */
@@ -95,12 +97,6 @@ typedef struct {
     (1024 + AOT_MHC_CL_SLOTS * AOT_MHC_CL_TOKENS * 4 * AOT_MHC_CL_W * 2 +                          \
      4 * (8 + AOT_MHC_CL_SLOTS) * AOT_MHC_CL_TOKENS * AOT_MHC_CL_RECORD +                          \
      4 * AOT_MHC_CL_SLOTS * AOT_MHC_CL_TOKENS * 4 + 2 * 4 * AOT_MHC_CL_BATCH * 20 + 16 * (4 * AOT_MHC_CL_SLOTS + 5))
-
-/* A tensor's description for the copy engine (CUDA's CUtensorMap: 128 opaque bytes, 64-byte
- * aligned), made by the runtime (runtime/src/gpu.h, tile_map) and read by aot_copy_tile. */
-typedef struct {
-    __attribute__((aligned(64))) uint64_t opaque[16];
-} aot_tile_map;
 
 typedef struct {
     aot_tile_map residual;      /* bf16 [T][4][C] as {C, T, 4} (strides 4C and C), box {64, 16, 4} */

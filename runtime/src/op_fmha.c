@@ -1,6 +1,8 @@
 /* op_fmha.c : aiter_aot_fmha_varlen_fwd: argument checks, variant choice and the launch. The
  * kernels are kernels/fmha/fmha.hip. */
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "aiter_aot.h"
 #include "api.h"
@@ -16,6 +18,18 @@ static const char *variant(int32_t dq, int32_t dv)
 #undef FMHA_ROW
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
         if (variants[i].d == dq && variants[i].dv == dv) return aot_kernel_name(variants[i].id);
+    return NULL;
+}
+
+/* The warp-specialized kernel for a head-dim pair and its keys a step; NULL for a pair none is
+ * built for. */
+static const char *ws_variant(int32_t dq, int32_t dv, int32_t *keys)
+{
+#define FMHA_WS_ROW(name, kargs, d, d_v, k) {AOT_K_##name, d, d_v, k},
+    static const struct { aot_kernel_id id; int32_t d, dv, keys; } variants[] = {AOT_FMHA_PIPELINE_VARIANTS(FMHA_WS_ROW)};
+#undef FMHA_WS_ROW
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+        if (variants[i].d == dq && variants[i].dv == dv) return *keys = variants[i].keys, aot_kernel_name(variants[i].id);
     return NULL;
 }
 
@@ -38,8 +52,8 @@ static aiter_aot_status check(const aiter_aot_fmha_varlen_fwd_args *a, aot_diag 
                    a->head_dim, a->head_dim_v);
     AOT_INVALID_IF(a->hq < 1 || a->hk < 1 || a->hq % a->hk, d,
                    "fmha_varlen_fwd: hq = %d, hk = %d; need hq a multiple of hk, both >= 1", a->hq, a->hk);
-    AOT_INVALID_IF(a->batch < 0 || a->total_q < 0 || a->max_seqlen_q < 0, d,
-                   "fmha_varlen_fwd: batch, total_q and max_seqlen_q must be >= 0");
+    AOT_INVALID_IF(a->batch < 0 || a->total_q < 0 || a->total_k < 0 || a->max_seqlen_q < 0, d,
+                   "fmha_varlen_fwd: batch, total_q, total_k and max_seqlen_q must be >= 0");
     AOT_INVALID_IF(a->window_left < -1 || a->window_right < -1, d,
                    "fmha_varlen_fwd: window sizes are >= 0, or -1 for unbounded");
     AOT_INVALID_IF(!(a->softmax_scale == a->softmax_scale) || !(a->logits_soft_cap >= 0), d,
@@ -62,16 +76,51 @@ static aiter_aot_status check(const aiter_aot_fmha_varlen_fwd_args *a, aot_diag 
     return AITER_AOT_STATUS_OK;
 }
 
+/* The copy engine's view of q, k or v ([tokens, heads, d], rows `row` elements apart) in boxes
+ * of 64 elements of d, one head and `rows` tokens. */
+static aiter_aot_status token_map(const aot_op_kernel *kern, aot_tile_map *map, const void *base, int32_t tokens,
+                                  int32_t heads, int32_t d, int64_t row, uint32_t rows, aot_diag *dg)
+{
+    const uint64_t dims[3] = {(uint64_t)d, (uint64_t)heads, (uint64_t)tokens}, strides[2] = {(uint64_t)d * 2, (uint64_t)row * 2};
+    const uint32_t box[3] = {64, 1, rows};
+    return kern->gpu->tile_map(map, base, dims, strides, box, dg);
+}
+
+/* The warp-specialized kernel (fmha_ws_*): where one is built for the head dims and the device
+ * (sm_90a), its vendor makes tensor maps and the caller gave total_k.
+ * @return OK once launched, UNSUPPORTED where it does not serve, or an error. */
+static aiter_aot_status ws_run(const aiter_aot_fmha_varlen_fwd_args *a, const aot_fmha_kargs *base, void *stream, aot_diag *d)
+{
+    int32_t keys;
+    const char *name = ws_variant(a->head_dim, a->head_dim_v, &keys);
+    if (name == NULL || a->total_k < 1 || a->total_q < 1) return AITER_AOT_STATUS_UNSUPPORTED;
+    aot_op_kernel kern;
+    const aiter_aot_status found = aot_op_find(name, sizeof(aot_fmha_ws_kargs), &kern, d);
+    if (found == AITER_AOT_STATUS_NO_CODE_OBJECT || (found == AITER_AOT_STATUS_OK && kern.gpu->tile_map == NULL))
+        return AITER_AOT_STATUS_UNSUPPORTED;
+    AOT_FORWARD(found);
+    aot_fmha_ws_kargs w;
+    memset(&w, 0, sizeof w);
+    w.a = *base;
+    w.a.q_tiles = (a->max_seqlen_q + AOT_FMHA_WS_ROWS - 1) / AOT_FMHA_WS_ROWS;
+    AOT_FORWARD(token_map(&kern, &w.q, a->q, a->total_q, a->hq, a->head_dim, base->q_row, 64, d));
+    AOT_FORWARD(token_map(&kern, &w.k, a->k, a->total_k, a->hk, a->head_dim, base->k_row, (uint32_t)keys, d));
+    AOT_FORWARD(token_map(&kern, &w.v, a->v, a->total_k, a->hk, a->head_dim_v, base->v_row, (uint32_t)keys, d));
+    int sms;
+    AOT_FORWARD(aot_op_multiprocessors(&sms, d));
+    const int64_t tiles = (int64_t)w.a.q_tiles * a->hq * a->batch; /* one persistent block a multiprocessor */
+    return aot_op_run(&kern, &w, (unsigned)(tiles < sms ? tiles : sms), AOT_FMHA_WS_THREADS,
+                      AOT_FMHA_WS_SHARED(a->head_dim, a->head_dim_v, keys), 0, stream, d);
+}
+
 aiter_aot_status aiter_aot_fmha_varlen_fwd(const aiter_aot_fmha_varlen_fwd_args *args, void *stream)
 {
     aot_diag dd, *d = &dd;
     aiter_aot_fmha_varlen_fwd_args a;
-    aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, "fmha_varlen_fwd", d);
+    /* callers built before total_k existed pass the size up to it */
+    aiter_aot_status s = aot_api_args(&a, sizeof a, args, offsetof(aiter_aot_fmha_varlen_fwd_args, total_k), "fmha_varlen_fwd", d);
     if (s == AITER_AOT_STATUS_OK) s = check(&a, d);
     if (s != AITER_AOT_STATUS_OK || a.batch == 0 || a.max_seqlen_q == 0) return aot_api_return(s, d);
-    aot_op_kernel kern;
-    s = aot_op_find(variant(a.head_dim, a.head_dim_v), sizeof(aot_fmha_kargs), &kern, d);
-    if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, d);
     const int32_t rows_per_block = AOT_FMHA_WAVES * AOT_FMHA_ROWS, tiles = (a.max_seqlen_q + rows_per_block - 1) / rows_per_block;
     if ((int64_t)tiles * a.hq * a.batch > INT32_MAX) return aot_api_return(AOT_INVALID(d, "fmha_varlen_fwd: grid too large"), d);
     int64_t given[4], packed[4], row[4];
@@ -82,6 +131,10 @@ aiter_aot_status aiter_aot_fmha_varlen_fwd(const aiter_aot_fmha_varlen_fwd_args 
                         .batch = a.batch, .hq = a.hq, .hk = a.hk, .total_q = a.total_q, .q_tiles = tiles,
                         .causal = a.causal != 0, .window_left = a.window_left, .window_right = a.window_right,
                         .f16 = a.dtype == AITER_AOT_DTYPE_F16, .scale = a.softmax_scale, .softcap = a.logits_soft_cap};
-    s = aot_op_run(&kern, &k, (unsigned)(tiles * a.hq * a.batch), AOT_FMHA_WAVES * kern.wave, 0, 0, stream, d);
+    s = ws_run(&a, &k, stream, d);
+    if (s != AITER_AOT_STATUS_UNSUPPORTED) return aot_api_return(s, d);
+    aot_op_kernel kern;
+    s = aot_op_find(variant(a.head_dim, a.head_dim_v), sizeof(aot_fmha_kargs), &kern, d);
+    if (s == AITER_AOT_STATUS_OK) s = aot_op_run(&kern, &k, (unsigned)(tiles * a.hq * a.batch), AOT_FMHA_WAVES * kern.wave, 0, 0, stream, d);
     return aot_api_return(s, d);
 }

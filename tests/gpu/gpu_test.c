@@ -2,8 +2,9 @@
  * statically linked library (code objects from the embedded bundle). Device memory comes from
  * the CUDA driver API, taken from libcuda.so.1 with dlsym. Prints a table, then
  * "N passed, N failed"; exits non-zero on any failure.
- *   gpu_test [-v] [--quick] [--mma CUBIN]   the cases (--quick: a subset; --mma: also the
- *                             matrix-fragment probes of CUBIN against the host emulator)
+ *   gpu_test [-v] [--quick] [--only=moe|mhc|fmha] [--mma CUBIN]   the cases (--quick: a
+ *                             subset; --only: one family's; --mma: also the matrix-fragment
+ *                             probes of CUBIN against the host emulator)
  * (bench/coldstart.c times the cold start.) */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -243,12 +244,14 @@ static void mhc_delayed_cases(const harness_mem *m, harness_tally *t, int quick,
 int main(int argc, char **argv)
 {
     int verbose = 0, quick = 0;
-    const char *mma_cubin = NULL;
+    const char *mma_cubin = NULL, *only = NULL;
     for (int i = 1; i < argc; i++) {
         verbose |= !strcmp(argv[i], "-v");
         quick |= !strcmp(argv[i], "--quick");
         if (!strcmp(argv[i], "--mma") && i + 1 < argc) mma_cubin = argv[++i];
+        if (!strncmp(argv[i], "--only=", 7)) only = argv[i] + 7;
     }
+#define FAMILY(name) (only == NULL || !strcmp(only, name))
     if (cuda_bind()) return 2;
     harness_mem m = cuda_mem(NULL);
     harness_tally t = {0, 0, verbose};
@@ -257,107 +260,122 @@ int main(int argc, char **argv)
     static const int tokens[] = {1, 7, 128, 4096, 16384}, experts[] = {8, 64, 128, 160, 256, 384, 512};
     static const int ks[] = {1, 2, 6, 8}, bss[] = {16, 32, 64, 128};
     uint64_t seed = 77;
-    for (size_t a = 0; a < 5; a++)
-        for (size_t e = 0; e < 7; e++)
-            for (size_t k = 0; k < 4; k++)
-                for (int d = 0; d < 3; d++)
-                    for (int r = 0; r < 2; r++) {
-                        if (ks[k] > experts[e] || (quick && (a + e + k + d + r) % 7)) continue;
-                        topk_case c = {tokens[a], experts[e], ks[k], r, (aiter_aot_dtype)d, 0, 0};
-                        harness_topk(&m, &c, seed++, &t);
+    if (FAMILY("moe")) {
+        for (size_t a = 0; a < 5; a++)
+            for (size_t e = 0; e < 7; e++)
+                for (size_t k = 0; k < 4; k++)
+                    for (int d = 0; d < 3; d++)
+                        for (int r = 0; r < 2; r++) {
+                            if (ks[k] > experts[e] || (quick && (a + e + k + d + r) % 7)) continue;
+                            topk_case c = {tokens[a], experts[e], ks[k], r, (aiter_aot_dtype)d, 0, 0};
+                            harness_topk(&m, &c, seed++, &t);
+                        }
+        topk_case extra[] = {{4096, 1024, 32, 1, AITER_AOT_DTYPE_BF16, 0, 0}, {333, 1000, 17, 0, AITER_AOT_DTYPE_F16, 0, 8},
+                             {4096, 256, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0}, {4096, 128, 8, 0, AITER_AOT_DTYPE_F32, 2, 0},
+                             {4096, 256, 8, 1, AITER_AOT_DTYPE_BF16, 2, 0}, {4096, 384, 6, 0, AITER_AOT_DTYPE_F16, 2, 0},
+                             {1024, 512, 8, 1, AITER_AOT_DTYPE_F16, 1, 0}, {1024, 256, 8, 1, AITER_AOT_DTYPE_BF16, 3, 0},
+                             {256, 1024, 32, 0, AITER_AOT_DTYPE_F16, 3, 0},
+                             {16384, 256, 8, 1, AITER_AOT_DTYPE_BF16, 0, 64}, {5, 1, 1, 0, AITER_AOT_DTYPE_F32, 0, 0},
+                             {300, 8, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0}, {300, 8, 8, 1, AITER_AOT_DTYPE_F16, 1, 0},
+                             {4096, 256, 8, 1, AITER_AOT_DTYPE_BF16, 4, 0}, {4096, 128, 6, 0, AITER_AOT_DTYPE_F16, 4, 0},
+                             {1024, 64, 8, 1, AITER_AOT_DTYPE_F32, 4, 0},
+                             /* fp32 rows the fast path must hand back (near ties, -0 and +0) or keep */
+                             {4096, 256, 8, 1, AITER_AOT_DTYPE_F32, 5, 0}, {1024, 160, 6, 0, AITER_AOT_DTYPE_F32, 5, 4},
+                             {1024, 1024, 32, 1, AITER_AOT_DTYPE_F32, 3, 0}, {4096, 256, 8, 0, AITER_AOT_DTYPE_F32, 1, 0},
+                             /* four rows a wave (_rows4: above 8448 tokens on an H200, 4 times that for
+                              * fp32) with rows handed back among them */
+                             {16384, 256, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0}, {16384, 128, 6, 0, AITER_AOT_DTYPE_F16, 2, 0},
+                             {9001, 256, 8, 1, AITER_AOT_DTYPE_BF16, 4, 3}, {40001, 256, 8, 1, AITER_AOT_DTYPE_F32, 5, 0},
+                             {40000, 64, 8, 0, AITER_AOT_DTYPE_F32, 1, 0},
+                             /* lists in shared memory (_rows4 at 256 experts): monotonic rows, whose
+                              * k largest lie in one lane, which spends its list */
+                             {16384, 256, 8, 1, AITER_AOT_DTYPE_BF16, 3, 0}, {40001, 256, 8, 0, AITER_AOT_DTYPE_F32, 3, 0}};
+        for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) harness_topk(&m, &extra[i], seed++, &t);
+        for (size_t a = 0; a < 5; a++)
+            for (size_t e = 0; e < 7; e++)
+                for (size_t k = 0; k < 4; k++)
+                    for (size_t b = 0; b < 4; b++) {
+                        if (ks[k] > experts[e] || (quick && (a + e + k + b) % 5)) continue;
+                        int variant = (int)((a + e + k + b) % 4);
+                        sort_case c = {tokens[a], experts[e], ks[k], bss[b], variant == 1, variant == 2,
+                                       variant == 3 ? 4096 : 0};
+                        harness_sort(&m, &c, seed++, &t);
                     }
-    topk_case extra[] = {{4096, 1024, 32, 1, AITER_AOT_DTYPE_BF16, 0, 0}, {333, 1000, 17, 0, AITER_AOT_DTYPE_F16, 0, 8},
-                         {4096, 256, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0}, {4096, 128, 8, 0, AITER_AOT_DTYPE_F32, 2, 0},
-                         {4096, 256, 8, 1, AITER_AOT_DTYPE_BF16, 2, 0}, {4096, 384, 6, 0, AITER_AOT_DTYPE_F16, 2, 0},
-                         {1024, 512, 8, 1, AITER_AOT_DTYPE_F16, 1, 0}, {1024, 256, 8, 1, AITER_AOT_DTYPE_BF16, 3, 0},
-                         {256, 1024, 32, 0, AITER_AOT_DTYPE_F16, 3, 0},
-                         {16384, 256, 8, 1, AITER_AOT_DTYPE_BF16, 0, 64}, {5, 1, 1, 0, AITER_AOT_DTYPE_F32, 0, 0},
-                         {300, 8, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0}, {300, 8, 8, 1, AITER_AOT_DTYPE_F16, 1, 0},
-                         {4096, 256, 8, 1, AITER_AOT_DTYPE_BF16, 4, 0}, {4096, 128, 6, 0, AITER_AOT_DTYPE_F16, 4, 0},
-                         {1024, 64, 8, 1, AITER_AOT_DTYPE_F32, 4, 0},
-                         /* fp32 rows the fast path must hand back (near ties, -0 and +0) or keep */
-                         {4096, 256, 8, 1, AITER_AOT_DTYPE_F32, 5, 0}, {1024, 160, 6, 0, AITER_AOT_DTYPE_F32, 5, 4},
-                         {1024, 1024, 32, 1, AITER_AOT_DTYPE_F32, 3, 0}, {4096, 256, 8, 0, AITER_AOT_DTYPE_F32, 1, 0},
-                         /* four rows a wave (_rows4: above 8448 tokens on an H200, 4 times that for
-                          * fp32) with rows handed back among them */
-                         {16384, 256, 8, 1, AITER_AOT_DTYPE_BF16, 1, 0}, {16384, 128, 6, 0, AITER_AOT_DTYPE_F16, 2, 0},
-                         {9001, 256, 8, 1, AITER_AOT_DTYPE_BF16, 4, 3}, {40001, 256, 8, 1, AITER_AOT_DTYPE_F32, 5, 0},
-                         {40000, 64, 8, 0, AITER_AOT_DTYPE_F32, 1, 0},
-                         /* lists in shared memory (_rows4 at 256 experts): monotonic rows, whose
-                          * k largest lie in one lane, which spends its list */
-                         {16384, 256, 8, 1, AITER_AOT_DTYPE_BF16, 3, 0}, {40001, 256, 8, 0, AITER_AOT_DTYPE_F32, 3, 0}};
-    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) harness_topk(&m, &extra[i], seed++, &t);
-    for (size_t a = 0; a < 5; a++)
-        for (size_t e = 0; e < 7; e++)
-            for (size_t k = 0; k < 4; k++)
-                for (size_t b = 0; b < 4; b++) {
-                    if (ks[k] > experts[e] || (quick && (a + e + k + b) % 5)) continue;
-                    int variant = (int)((a + e + k + b) % 4);
-                    sort_case c = {tokens[a], experts[e], ks[k], bss[b], variant == 1, variant == 2,
-                                   variant == 3 ? 4096 : 0};
-                    harness_sort(&m, &c, seed++, &t);
-                }
-    sort_case big[] = {{16384, 1024, 8, 32, 1, 0, 0}, {65536, 256, 8, 32, 0, 0, 1 << 20}, {16384, 320, 8, 64, 0, 1, 0}};
-    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) harness_sort(&m, &big[i], seed++, &t);
-    harness_bad_args(&m, &t);
-    harness_route_gpu(&m, &t, quick, &seed); /* topk_route, moe_align_block_size */
-    /* mHC: the issue's grid (T in {1, 4, 8, 16, 128, 1024}, C in {4096, 7168}) for pre_full
-     * plain, with the norm and broadcast, post, head and fused_post_pre (one kernel to 16
-     * tokens, post and the projection beyond); explicit splits; the largest hidden size. */
-    static const int mtok[] = {1, 4, 8, 16, 128, 1024}, mhid[] = {4096, 7168};
-    for (size_t a = 0; a < 6; a++)
-        for (size_t h = 0; h < 2; h++) {
-            if (quick && (a + h) % 3) continue;
-            mhc_case cs[] = {{MHC_PRE_FULL, mtok[a], mhid[h], 0, 0, 0, 0}, {MHC_PRE_FULL, mtok[a], mhid[h], 1, 0, 0, 0},
-                             {MHC_PRE_FULL, mtok[a], mhid[h], 1, 1, 0, 0}, {MHC_POST, mtok[a], mhid[h], 0, 0, 0, 0},
-                             {MHC_HEAD, mtok[a], mhid[h], 0, 0, 0, 0},     {MHC_FUSED, mtok[a], mhid[h], 0, 0, 4, 0}};
-            for (size_t i = 0; i < 6; i++)
-                harness_mhc(&m, &cs[i], seed++, &t);
-        }
-    mhc_case mextra[] = {{MHC_GEMM_THEN_PRE, 300, 4096, 0, 0, 7, 0}, {MHC_GEMM_THEN_PRE, 2, 16384, 1, 0, 64, 0},
-                         {MHC_FUSED, 7, 16384, 0, 0, 16, 0},           {MHC_PRE_FULL, 4096, 4096, 0, 0, 0, 0},
-                         /* pre_full at token counts that are not a multiple of the tiles, at 7168 and 8192,
-                          * with fn's terms made first (from 1024 tokens) and without */
-                         {MHC_PRE_FULL, 1000, 7168, 0, 0, 0, 0},       {MHC_PRE_FULL, 600, 8192, 0, 0, 0, 0},
-                         {MHC_PRE_FULL, 1100, 7168, 0, 1, 0, 0},
-                         /* a partial last token block with the terms, and hidden 3072 (both took the one-pass
-                          * kernel of commit 60bda2b, reverted) */
-                         {MHC_PRE_FULL, 1030, 4096, 0, 0, 0, 0},       {MHC_PRE_FULL, 1500, 3072, 0, 0, 0, 0},
-                         /* the one-pass kernel with 73 tiles a cluster on 7 clusters (past two batches
-                          * of post and comb, AOT_MHC_CL_BATCH tiles each), its last tile partial */
-                         {MHC_PRE_FULL, 8200, 4096, 0, 0, 0, 0},
-                         /* fn 4- or 8-byte aligned only: pre_full takes two passes (the one pass
-                          * copies fn 16 bytes at a time, and would fault) */
-                         {MHC_PRE_FULL, 300, 4096, 0, 0, 1, 0},        {MHC_PRE_FULL, 300, 4096, 0, 0, 2, 0}};
-    for (size_t i = 0; i < sizeof mextra / sizeof mextra[0]; i++) harness_mhc(&m, &mextra[i], seed++, &t);
-    mhc_delayed_cases(&m, &t, quick, &seed);
-    harness_mhc_bad_args(&m, &t);
-    /* FMHA: every head-dim pair x hq/hk in {8/8, 32/8, 16/1} x causal, uneven lengths with q
-     * shorter than k and a zero-length sequence, fully checked; then windows, soft cap, fp16,
-     * and long sequences (up to 4096, 8 sequences) checked on a sample of rows. */
-    static const int dims[4][2] = {{64, 64}, {128, 128}, {192, 128}, {256, 256}}, heads[3][2] = {{8, 8}, {32, 8}, {16, 1}};
-    for (int dd = 0; dd < 4; dd++)
-        for (int hh = 0; hh < 3; hh++)
-            for (int causal = 0; causal < 2; causal++) {
-                if (quick && (dd + hh + causal) % 3) continue;
-                fmha_case c = {3, 300, 200, heads[hh][0], heads[hh][1], dims[dd][0], dims[dd][1], causal, -1, -1, 0.0f,
-                               AITER_AOT_DTYPE_BF16, 1, 0};
-                harness_fmha(&m, &c, seed++, &t);
+        sort_case big[] = {{16384, 1024, 8, 32, 1, 0, 0}, {65536, 256, 8, 32, 0, 0, 1 << 20}, {16384, 320, 8, 64, 0, 1, 0}};
+        for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) harness_sort(&m, &big[i], seed++, &t);
+        harness_bad_args(&m, &t);
+        harness_route_gpu(&m, &t, quick, &seed); /* topk_route, moe_align_block_size */
+    }
+    if (FAMILY("mhc")) {
+        /* mHC: the issue's grid (T in {1, 4, 8, 16, 128, 1024}, C in {4096, 7168}) for pre_full
+         * plain, with the norm and broadcast, post, head and fused_post_pre (one kernel to 16
+         * tokens, post and the projection beyond); explicit splits; the largest hidden size. */
+        static const int mtok[] = {1, 4, 8, 16, 128, 1024}, mhid[] = {4096, 7168};
+        for (size_t a = 0; a < 6; a++)
+            for (size_t h = 0; h < 2; h++) {
+                if (quick && (a + h) % 3) continue;
+                mhc_case cs[] = {{MHC_PRE_FULL, mtok[a], mhid[h], 0, 0, 0, 0}, {MHC_PRE_FULL, mtok[a], mhid[h], 1, 0, 0, 0},
+                                 {MHC_PRE_FULL, mtok[a], mhid[h], 1, 1, 0, 0}, {MHC_POST, mtok[a], mhid[h], 0, 0, 0, 0},
+                                 {MHC_HEAD, mtok[a], mhid[h], 0, 0, 0, 0},     {MHC_FUSED, mtok[a], mhid[h], 0, 0, 4, 0}};
+                for (size_t i = 0; i < 6; i++)
+                    harness_mhc(&m, &cs[i], seed++, &t);
             }
-    fmha_case fx[] = {
-        {3, 500, 300, 8, 8, 128, 128, 1, 256, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0},
-        {2, 400, 100, 16, 1, 128, 128, 0, 128, 64, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0},
-        {3, 200, 64, 8, 8, 192, 128, 1, -1, -1, 50.0f, AITER_AOT_DTYPE_BF16, 1, 0},
-        {3, 300, 100, 32, 8, 64, 64, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 1, 0},
-        {1, 257, 300, 8, 8, 256, 256, 0, 32, 32, 0.0f, AITER_AOT_DTYPE_F16, 1, 0},
-        {1, 64, 0, 1, 1, 128, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0},
-        {3, 300, 100, 8, 2, 192, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 24}};
-    for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) harness_fmha(&m, &fx[i], seed++, &t);
-    fmha_case longs[] = {{8, 4096, 512, 32, 8, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 61, 0},
-                       {1, 4096, 0, 8, 8, 128, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 31, 0},
-                       {3, 4096, 2048, 16, 1, 256, 256, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 97, 0}};
-    for (size_t i = 0; !quick && i < sizeof longs / sizeof longs[0]; i++) harness_fmha(&m, &longs[i], seed++, &t);
-    harness_fmha_bad_args(&m, &t);
+        mhc_case mextra[] = {{MHC_GEMM_THEN_PRE, 300, 4096, 0, 0, 7, 0}, {MHC_GEMM_THEN_PRE, 2, 16384, 1, 0, 64, 0},
+                             {MHC_FUSED, 7, 16384, 0, 0, 16, 0},           {MHC_PRE_FULL, 4096, 4096, 0, 0, 0, 0},
+                             /* pre_full at token counts that are not a multiple of the tiles, at 7168 and 8192,
+                              * with fn's terms made first (from 1024 tokens) and without */
+                             {MHC_PRE_FULL, 1000, 7168, 0, 0, 0, 0},       {MHC_PRE_FULL, 600, 8192, 0, 0, 0, 0},
+                             {MHC_PRE_FULL, 1100, 7168, 0, 1, 0, 0},
+                             /* a partial last token block with the terms, and hidden 3072 (both took the one-pass
+                              * kernel of commit 60bda2b, reverted) */
+                             {MHC_PRE_FULL, 1030, 4096, 0, 0, 0, 0},       {MHC_PRE_FULL, 1500, 3072, 0, 0, 0, 0},
+                             /* the one-pass kernel with 73 tiles a cluster on 7 clusters (past two batches
+                              * of post and comb, AOT_MHC_CL_BATCH tiles each), its last tile partial */
+                             {MHC_PRE_FULL, 8200, 4096, 0, 0, 0, 0},
+                             /* fn 4- or 8-byte aligned only: pre_full takes two passes (the one pass
+                              * copies fn 16 bytes at a time, and would fault) */
+                             {MHC_PRE_FULL, 300, 4096, 0, 0, 1, 0},        {MHC_PRE_FULL, 300, 4096, 0, 0, 2, 0}};
+        for (size_t i = 0; i < sizeof mextra / sizeof mextra[0]; i++) harness_mhc(&m, &mextra[i], seed++, &t);
+        mhc_delayed_cases(&m, &t, quick, &seed);
+        harness_mhc_bad_args(&m, &t);
+    }
+    if (FAMILY("fmha")) {
+        /* FMHA: every head-dim pair x hq/hk in {8/8, 32/8, 16/1} x causal, uneven lengths with q
+         * shorter than k and a zero-length sequence, fully checked; then windows, soft cap, fp16,
+         * and long sequences (up to 4096, 8 sequences) checked on a sample of rows. */
+        static const int dims[4][2] = {{64, 64}, {128, 128}, {192, 128}, {256, 256}}, heads[3][2] = {{8, 8}, {32, 8}, {16, 1}};
+        for (int dd = 0; dd < 4; dd++)
+            for (int hh = 0; hh < 3; hh++)
+                for (int causal = 0; causal < 2; causal++) {
+                    if (quick && (dd + hh + causal) % 3) continue;
+                    fmha_case c = {3, 300, 200, heads[hh][0], heads[hh][1], dims[dd][0], dims[dd][1], causal, -1, -1, 0.0f,
+                                   AITER_AOT_DTYPE_BF16, 1, 0, 0};
+                    harness_fmha(&m, &c, seed++, &t);
+                }
+        fmha_case fx[] = {
+            {3, 500, 300, 8, 8, 128, 128, 1, 256, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0},
+            {2, 400, 100, 16, 1, 128, 128, 0, 128, 64, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0},
+            {3, 200, 64, 8, 8, 192, 128, 1, -1, -1, 50.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0},
+            {3, 300, 100, 32, 8, 64, 64, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, 0},
+            {1, 257, 300, 8, 8, 256, 256, 0, 32, 32, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, 0},
+            {1, 64, 0, 1, 1, 128, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0},
+            {3, 300, 100, 8, 2, 192, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 24, 0},
+            /* NaN rows of k and v past the last sequence, within total_k (the warp-specialized
+             * kernels' last step reads them, and must zero V's), at every head dim */
+            {3, 300, 100, 8, 2, 64, 64, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 5},
+            {3, 300, 100, 8, 2, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 37},
+            {2, 300, 100, 8, 8, 192, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, 130},
+            {2, 300, 100, 8, 8, 256, 256, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 11},
+            /* total_k not given: the kernels of copies by threads */
+            {3, 300, 200, 8, 8, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, -1},
+            {3, 300, 200, 16, 1, 256, 256, 0, 64, 0, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, -1}};
+        for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) harness_fmha(&m, &fx[i], seed++, &t);
+        fmha_case longs[] = {{8, 4096, 512, 32, 8, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 61, 0, 0},
+                           {1, 4096, 0, 8, 8, 128, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 31, 0, 0},
+                           {3, 4096, 2048, 16, 1, 256, 256, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 97, 0, 0}};
+        for (size_t i = 0; !quick && i < sizeof longs / sizeof longs[0]; i++) harness_fmha(&m, &longs[i], seed++, &t);
+        harness_fmha_bad_args(&m, &t);
+    }
     aiter_aot_stats st = {.size = sizeof st};
     aiter_aot_get_stats(&st);
     char target[96] = "";

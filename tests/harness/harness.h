@@ -83,6 +83,8 @@ typedef struct {
                   * checked to be written */
     int pad;     /* a multiple of 8: elements between token rows beyond the packed ones (0: packed); the
                   * padding holds NaNs in q, k, v and must stay untouched in out */
+    int tail;    /* rows of NaN in k and v after the last sequence, counted in total_k (no
+                  * query sees them); -1: none, and total_k not given (0) */
 } fmha_case;
 void harness_fmha(const harness_mem *m, const fmha_case *c, uint64_t seed, harness_tally *t);
 void harness_fmha_bad_args(const harness_mem *m, harness_tally *t);

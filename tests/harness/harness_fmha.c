@@ -73,9 +73,10 @@ static int check_rows(const fmha_case *c, const ref_fmha_params *p, const int32_
 void harness_fmha(const harness_mem *m, const fmha_case *c, uint64_t seed, harness_tally *t)
 {
     char what[160], why[200] = "";
-    snprintf(what, sizeof what, "fmha b=%d q<=%d k+%d h=%d/%d d=%d/%d%s win=%d,%d cap=%g %s%s", c->batch, c->max_q,
+    snprintf(what, sizeof what, "fmha b=%d q<=%d k+%d h=%d/%d d=%d/%d%s win=%d,%d cap=%g %s%s%s", c->batch, c->max_q,
              c->extra_k, c->hq, c->hk, c->d, c->dv, c->causal ? " causal" : "", c->window_left, c->window_right,
-             (double)c->softcap, c->dtype == AITER_AOT_DTYPE_F16 ? "f16" : "bf16", c->pad ? " strided" : "");
+             (double)c->softcap, c->dtype == AITER_AOT_DTYPE_F16 ? "f16" : "bf16", c->pad ? " strided" : "",
+             c->tail < 0 ? " no-total_k" : c->tail > 0 ? " nan-tail" : "");
     ref_rng r;
     ref_seed(&r, seed);
     int32_t *cq = malloc(sizeof(int32_t) * (size_t)(c->batch + 1)), *ck = malloc(sizeof(int32_t) * (size_t)(c->batch + 1));
@@ -87,12 +88,14 @@ void harness_fmha(const harness_mem *m, const fmha_case *c, uint64_t seed, harne
         int sk = sq + (int)(ref_uniform(&r) * (c->extra_k + 1));
         cq[b + 1] = cq[b] + sq, ck[b + 1] = ck[b] + sk, max_q = sq > max_q ? sq : max_q;
     }
-    const int tq = cq[c->batch], tk = ck[c->batch];
+    const int tq = cq[c->batch], tail = c->tail > 0 ? c->tail : 0, tk = ck[c->batch] + tail; /* k, v rows */
     const long nq = (long)tq * c->hq * c->d, nk = (long)tk * c->hk * c->d, nv = (long)tk * c->hk * c->dv, no = (long)tq * c->hq * c->dv;
     double *q = malloc(sizeof(double) * (size_t)(nq + 1)), *k = malloc(sizeof(double) * (size_t)(nk + 1)), *v = malloc(sizeof(double) * (size_t)(nv + 1));
     uint16_t *qb = tensor(&r, nq, c->dtype, q), *kb = tensor(&r, nk, c->dtype, k), *vb = tensor(&r, nv, c->dtype, v);
     const int pad = c->pad;
     const uint16_t nan16 = c->dtype == AITER_AOT_DTYPE_F16 ? 0x7e00 : 0x7fc0;
+    for (long i = (long)(tk - tail) * c->hk * c->d; i < nk; i++) kb[i] = nan16; /* rows no sequence has */
+    for (long i = (long)(tk - tail) * c->hk * c->dv; i < nv; i++) vb[i] = nan16;
     const long lq = (long)c->hq * c->d, lk = (long)c->hk * c->d, lv = (long)c->hk * c->dv, lo = (long)c->hq * c->dv;
     uint16_t *sq_ = spread(qb, tq, lq, pad, nan16), *sk_ = spread(kb, tk, lk, pad, nan16), *sv_ = spread(vb, tk, lv, pad, nan16);
     const size_t bq = (size_t)tq * (lq + pad) * 2, bk = (size_t)tk * (lk + pad) * 2, bv = (size_t)tk * (lv + pad) * 2,
@@ -111,7 +114,8 @@ void harness_fmha(const harness_mem *m, const fmha_case *c, uint64_t seed, harne
                                         .q_row_stride = pad ? lq + pad : 0, .k_row_stride = pad ? lk + pad : 0,
                                         .v_row_stride = pad ? lv + pad : 0, .out_row_stride = pad ? lo + pad : 0,
                                         .logits_soft_cap = c->softcap, .causal = c->causal,
-                                        .window_left = c->window_left, .window_right = c->window_right};
+                                        .window_left = c->window_left, .window_right = c->window_right,
+                                        .total_k = c->tail < 0 ? 0 : tk};
     aiter_aot_status s = ok ? aiter_aot_fmha_varlen_fwd(&a, m->stream) : AITER_AOT_STATUS_OUT_OF_MEMORY;
     uint16_t *out = malloc((size_t)(no ? no : 1) * 2), *sout = malloc(bo ? bo : 2);
     float *lse = malloc(sizeof(float) * (size_t)(tq * c->hq + 1));
