@@ -26,7 +26,8 @@ typedef aot_mfma_16x16x16 fmha_mma;
 #define BN AOT_FMHA_KEYS
 #define THREADS (AOT_FMHA_WAVES * AOT_WAVE)
 
-AOT_DEV aot_u16 to_16(float x, int f16) { return f16 ? aot_f32_to_f16(x) : aot_f32_to_bf16(x); }
+/* (unused where the shared-memory path is not built) */
+AOT_DEV __attribute__((unused)) aot_u16 to_16(float x, int f16) { return f16 ? aot_f32_to_f16(x) : aot_f32_to_bf16(x); }
 
 /* One sequence's view: its query and key counts and where its rows start. */
 typedef struct {
@@ -234,14 +235,25 @@ AOT_DEV void store_out(const aot_fmha_kargs &a, const fmha_block &k, const float
     float inv[S::C]; /* one division per element slot, not per element */
 #pragma unroll
     for (int i = 0; i < S::C; i++) inv[i] = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
+    aot_u16 *base = a.out + (aot_i64)(k.s.q0 + k.rw) * a.o_row + k.s.h * DV;
+    if constexpr (S::C_TO_A) /* C elements 2j and 2j + 1 are neighbours in a row: one 4-byte store */
 #pragma unroll
-    for (int n = 0; n < NO; n++)
+        for (int n = 0; n < NO; n++)
 #pragma unroll
-        for (int i = 0; i < S::C; i++) {
-            const int r = k.rw + S::c_row(k.lane, i);
-            if (r < k.s.sq)
-                a.out[(aot_i64)(k.s.q0 + r) * a.o_row + k.s.h * DV + n * S::N + S::c_col(k.lane, i)] = to_16(o[n][i] * inv[i], a.f16);
-        }
+            for (int i = 0; i < S::C; i += 2) {
+                const int r = S::c_row(k.lane, i);
+                if (k.rw + r < k.s.sq)
+                    *(aot_u32 *)(base + r * a.o_row + n * S::N + S::c_col(k.lane, i)) =
+                        aot_pack2_16(o[n][i] * inv[i], o[n][i + 1] * inv[i + 1], a.f16);
+            }
+    else
+#pragma unroll
+        for (int n = 0; n < NO; n++)
+#pragma unroll
+            for (int i = 0; i < S::C; i++) {
+                const int r = S::c_row(k.lane, i);
+                if (k.rw + r < k.s.sq) base[r * a.o_row + n * S::N + S::c_col(k.lane, i)] = to_16(o[n][i] * inv[i], a.f16);
+            }
 }
 
 AOT_DEV float lse_of(float m, float l) { return l > 0.0f ? m + aot_log2_fast(l) * 0.6931471805599453f : -AOT_INF; }
