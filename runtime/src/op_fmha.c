@@ -86,14 +86,20 @@ static aiter_aot_status token_map(const aot_op_kernel *kern, aot_tile_map *map, 
     return kern->gpu->tile_map(map, base, dims, strides, box, dg);
 }
 
+/* Short sequences at d <= 128 run faster on the kernels that copy with threads: H100,
+ * 2026-12-06, b64 s512 h32 d128 causal: 250.6 against 170.7 TFLOP/s (docs/performance.md). */
+#define WS_MIN_SEQLEN_Q 513
+
 /* The warp-specialized kernel (fmha_ws_*): where one is built for the head dims and the device
- * (sm_90a), its vendor makes tensor maps and the caller gave total_k.
+ * (sm_90a), its vendor makes tensor maps, the caller gave total_k and the shape is one it is
+ * faster at.
  * @return OK once launched, UNSUPPORTED where it does not serve, or an error. */
 static aiter_aot_status ws_run(const aiter_aot_fmha_varlen_fwd_args *a, const aot_fmha_kargs *base, void *stream, aot_diag *d)
 {
     int32_t keys;
     const char *name = ws_variant(a->head_dim, a->head_dim_v, &keys);
-    if (name == NULL || a->total_k < 1 || a->total_q < 1) return AITER_AOT_STATUS_UNSUPPORTED;
+    if (name == NULL || a->total_k < 1 || a->total_q < 1 || (a->head_dim <= 128 && a->max_seqlen_q < WS_MIN_SEQLEN_Q))
+        return AITER_AOT_STATUS_UNSUPPORTED;
     aot_op_kernel kern;
     const aiter_aot_status found = aot_op_find(name, sizeof(aot_fmha_ws_kargs), &kern, d);
     if (found == AITER_AOT_STATUS_NO_CODE_OBJECT || (found == AITER_AOT_STATUS_OK && kern.gpu->tile_map == NULL))

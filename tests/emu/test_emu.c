@@ -166,17 +166,19 @@ static void run_fmha(const harness_mem *m, harness_tally *t)
     /* FMHA: every head-dim variant, GQA/MQA, causal, windows, soft cap, both dtypes, q shorter
      * than k, a zero-length sequence; small enough for fibers. */
     static const fmha_case fm[] = {
-        {2, 40, 30, 2, 1, 64, 64, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0},
-        {3, 70, 0, 2, 2, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, 0},
-        {2, 33, 40, 4, 2, 192, 128, 1, 8, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0},
-        {1, 20, 50, 2, 1, 256, 256, 0, 5, 3, 30.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0},
-        {3, 17, 9, 1, 1, 64, 64, 0, 0, 0, 5.0f, AITER_AOT_DTYPE_F16, 1, 0, 0},
-        {2, 30, 20, 4, 2, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 8, 0},
-        /* blocks of two row groups, NaN rows past the last sequence (the warp-specialized
-         * kernels' last step reads them), and total_k not given (the other kernels) */
-        {2, 150, 40, 2, 1, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 5, 0, 9},
-        {2, 90, 30, 2, 2, 256, 256, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 5, 0, 3},
-        {2, 40, 30, 2, 1, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, -1}};
+        {2, 40, 30, 2, 1, 64, 64, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0, 0},
+        {3, 70, 0, 2, 2, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, 0, 600},
+        {2, 33, 40, 4, 2, 192, 128, 1, 8, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0, 0},
+        {1, 20, 50, 2, 1, 256, 256, 0, 5, 3, 30.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0, 0},
+        {3, 17, 9, 1, 1, 64, 64, 0, 0, 0, 5.0f, AITER_AOT_DTYPE_F16, 1, 0, 0, 0},
+        {2, 30, 20, 4, 2, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 8, 0, 0},
+        /* tiles of two row groups, NaN rows past the last sequence (the warp-specialized
+         * kernels' last step reads them; max_seqlen_q above 512 takes d <= 128 there), and
+         * total_k not given (the kernels that copy with threads) */
+        {2, 150, 40, 2, 1, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 5, 0, 9, 600},
+        {3, 40, 30, 2, 1, 64, 64, 0, 16, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 2, 600},
+        {2, 90, 30, 2, 2, 256, 256, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 5, 0, 3, 0},
+        {2, 40, 30, 2, 1, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, -1, 0}};
     for (size_t i = 0; i < COUNT(fm); i++) harness_fmha(m, &fm[i], seed++, t);
     harness_fmha_bad_args(m, t);
 }

@@ -342,37 +342,39 @@ int main(int argc, char **argv)
     if (FAMILY("fmha")) {
         /* FMHA: every head-dim pair x hq/hk in {8/8, 32/8, 16/1} x causal, uneven lengths with q
          * shorter than k and a zero-length sequence, fully checked; then windows, soft cap, fp16,
-         * and long sequences (up to 4096, 8 sequences) checked on a sample of rows. */
+         * and long sequences (up to 4096, 8 sequences) checked on a sample of rows. A
+         * max_seqlen_q past 512 (max_extra) takes d <= 128 to the warp-specialized kernels on
+         * sm_90a: the cases at 32/8 heads and some below run the other kernels there. */
         static const int dims[4][2] = {{64, 64}, {128, 128}, {192, 128}, {256, 256}}, heads[3][2] = {{8, 8}, {32, 8}, {16, 1}};
         for (int dd = 0; dd < 4; dd++)
             for (int hh = 0; hh < 3; hh++)
                 for (int causal = 0; causal < 2; causal++) {
                     if (quick && (dd + hh + causal) % 3) continue;
                     fmha_case c = {3, 300, 200, heads[hh][0], heads[hh][1], dims[dd][0], dims[dd][1], causal, -1, -1, 0.0f,
-                                   AITER_AOT_DTYPE_BF16, 1, 0, 0};
+                                   AITER_AOT_DTYPE_BF16, 1, 0, 0, hh == 1 ? 0 : 1000};
                     harness_fmha(&m, &c, seed++, &t);
                 }
         fmha_case fx[] = {
-            {3, 500, 300, 8, 8, 128, 128, 1, 256, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0},
-            {2, 400, 100, 16, 1, 128, 128, 0, 128, 64, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0},
-            {3, 200, 64, 8, 8, 192, 128, 1, -1, -1, 50.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0},
-            {3, 300, 100, 32, 8, 64, 64, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, 0},
-            {1, 257, 300, 8, 8, 256, 256, 0, 32, 32, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, 0},
-            {1, 64, 0, 1, 1, 128, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0},
-            {3, 300, 100, 8, 2, 192, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 24, 0},
+            {3, 500, 300, 8, 8, 128, 128, 1, 256, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0, 1000},
+            {2, 400, 100, 16, 1, 128, 128, 0, 128, 64, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0, 0},
+            {3, 200, 64, 8, 8, 192, 128, 1, -1, -1, 50.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0, 0},
+            {3, 300, 100, 32, 8, 64, 64, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, 0, 1000},
+            {1, 257, 300, 8, 8, 256, 256, 0, 32, 32, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, 0, 0},
+            {1, 64, 0, 1, 1, 128, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0, 0},
+            {3, 300, 100, 8, 2, 192, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 24, 0, 0},
             /* NaN rows of k and v past the last sequence, within total_k (the warp-specialized
              * kernels' last step reads them, and must zero V's), at every head dim */
-            {3, 300, 100, 8, 2, 64, 64, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 5},
-            {3, 300, 100, 8, 2, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 37},
-            {2, 300, 100, 8, 8, 192, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, 130},
-            {2, 300, 100, 8, 8, 256, 256, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 11},
+            {3, 300, 100, 8, 2, 64, 64, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 5, 1000},
+            {3, 300, 100, 8, 2, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 37, 1000},
+            {2, 300, 100, 8, 8, 192, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, 130, 0},
+            {2, 300, 100, 8, 8, 256, 256, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 11, 0},
             /* total_k not given: the kernels of copies by threads */
-            {3, 300, 200, 8, 8, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, -1},
-            {3, 300, 200, 16, 1, 256, 256, 0, 64, 0, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, -1}};
+            {3, 300, 200, 8, 8, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, -1, 0},
+            {3, 300, 200, 16, 1, 256, 256, 0, 64, 0, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, -1, 0}};
         for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) harness_fmha(&m, &fx[i], seed++, &t);
-        fmha_case longs[] = {{8, 4096, 512, 32, 8, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 61, 0, 0},
-                           {1, 4096, 0, 8, 8, 128, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 31, 0, 0},
-                           {3, 4096, 2048, 16, 1, 256, 256, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 97, 0, 0}};
+        fmha_case longs[] = {{8, 4096, 512, 32, 8, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 61, 0, 0, 0},
+                           {1, 4096, 0, 8, 8, 128, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 31, 0, 0, 0},
+                           {3, 4096, 2048, 16, 1, 256, 256, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 97, 0, 0, 0}};
         for (size_t i = 0; !quick && i < sizeof longs / sizeof longs[0]; i++) harness_fmha(&m, &longs[i], seed++, &t);
         harness_fmha_bad_args(&m, &t);
     }

@@ -85,6 +85,8 @@ typedef struct {
                   * padding holds NaNs in q, k, v and must stay untouched in out */
     int tail;    /* rows of NaN in k and v after the last sequence, counted in total_k (no
                   * query sees them); -1: none, and total_k not given (0) */
+    int max_extra; /* added to the max_seqlen_q passed (a larger bound is allowed): 513 or more
+                    * takes d <= 128 to the warp-specialized kernels on sm_90a */
 } fmha_case;
 void harness_fmha(const harness_mem *m, const fmha_case *c, uint64_t seed, harness_tally *t);
 void harness_fmha_bad_args(const harness_mem *m, harness_tally *t);

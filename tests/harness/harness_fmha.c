@@ -73,10 +73,10 @@ static int check_rows(const fmha_case *c, const ref_fmha_params *p, const int32_
 void harness_fmha(const harness_mem *m, const fmha_case *c, uint64_t seed, harness_tally *t)
 {
     char what[160], why[200] = "";
-    snprintf(what, sizeof what, "fmha b=%d q<=%d k+%d h=%d/%d d=%d/%d%s win=%d,%d cap=%g %s%s%s", c->batch, c->max_q,
+    snprintf(what, sizeof what, "fmha b=%d q<=%d k+%d h=%d/%d d=%d/%d%s win=%d,%d cap=%g %s%s%s%s", c->batch, c->max_q,
              c->extra_k, c->hq, c->hk, c->d, c->dv, c->causal ? " causal" : "", c->window_left, c->window_right,
              (double)c->softcap, c->dtype == AITER_AOT_DTYPE_F16 ? "f16" : "bf16", c->pad ? " strided" : "",
-             c->tail < 0 ? " no-total_k" : c->tail > 0 ? " nan-tail" : "");
+             c->tail < 0 ? " no-total_k" : c->tail > 0 ? " nan-tail" : "", c->max_extra ? " max+" : "");
     ref_rng r;
     ref_seed(&r, seed);
     int32_t *cq = malloc(sizeof(int32_t) * (size_t)(c->batch + 1)), *ck = malloc(sizeof(int32_t) * (size_t)(c->batch + 1));
@@ -110,7 +110,7 @@ void harness_fmha(const harness_mem *m, const fmha_case *c, uint64_t seed, harne
     aiter_aot_fmha_varlen_fwd_args a = {.size = sizeof a, .q = dq, .k = dk, .v = dv, .out = dout, .softmax_lse = dlse,
                                         .cu_seqlens_q = dcq, .cu_seqlens_k = dck, .dtype = c->dtype, .batch = c->batch,
                                         .total_q = tq, .hq = c->hq, .hk = c->hk, .head_dim = c->d, .head_dim_v = c->dv,
-                                        .max_seqlen_q = max_q, .softmax_scale = (float)(1.0 / sqrt(c->d)),
+                                        .max_seqlen_q = max_q + c->max_extra, .softmax_scale = (float)(1.0 / sqrt(c->d)),
                                         .q_row_stride = pad ? lq + pad : 0, .k_row_stride = pad ? lk + pad : 0,
                                         .v_row_stride = pad ? lv + pad : 0, .out_row_stride = pad ? lo + pad : 0,
                                         .logits_soft_cap = c->softcap, .causal = c->causal,
