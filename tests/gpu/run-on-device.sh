@@ -52,6 +52,11 @@ tail -n 3 "$out/memcheck.log"
 echo "== compute-sanitizer racecheck of mhc_pre_cluster (quick cases, T = 8200 among them)"
 compute-sanitizer --tool racecheck --error-exitcode 9 --kernel-name kns=mhc_pre_cluster "$b/tests/gpu/gpu_test" --quick > "$out/racecheck.log" 2>&1 || rc=1
 tail -n 2 "$out/racecheck.log"
+# FMHA's warp-specialized kernels hand K, V and Q tiles between the producer warp and the two
+# consumer groups by mbarriers, and the groups take turns by named barriers (seconds).
+echo "== compute-sanitizer racecheck of fmha_ws_* (quick FMHA cases)"
+compute-sanitizer --tool racecheck --error-exitcode 9 --kernel-name kns=fmha_ws "$b/tests/gpu/gpu_test" --only=fmha --quick > "$out/racecheck_fmha.log" 2>&1 || rc=1
+tail -n 2 "$out/racecheck_fmha.log"
 fi
 if runs bench; then
 echo "== cold start"
