@@ -178,7 +178,9 @@ static void run_fmha(const harness_mem *m, harness_tally *t)
         {2, 150, 40, 2, 1, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 5, 0, 9, 600},
         {3, 40, 30, 2, 1, 64, 64, 0, 16, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 2, 600},
         {2, 90, 30, 2, 2, 256, 256, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 5, 0, 3, 0},
-        {2, 40, 30, 2, 1, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, -1, 0}};
+        {2, 40, 30, 2, 1, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, -1, 0},
+        {2, 20, 20, 2, 2, 192, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, -1, 0},
+        {1, 20, 30, 2, 1, 256, 256, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, -1, 0}};
     for (size_t i = 0; i < COUNT(fm); i++) harness_fmha(m, &fm[i], seed++, t);
     harness_fmha_bad_args(m, t);
 }
