@@ -177,6 +177,8 @@ static void run_fmha(const harness_mem *m, harness_tally *t)
          * total_k not given (the kernels that copy with threads) */
         {2, 150, 40, 2, 1, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 5, 0, 9, 600},
         {3, 40, 30, 2, 1, 64, 64, 0, 16, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 2, 600},
+        /* fewer keys than queries, causal: whole tiles of rows that see no key */
+        {2, 300, -250, 2, 1, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 7, 0, 0, 600},
         {2, 90, 30, 2, 2, 256, 256, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 5, 0, 3, 0},
         {2, 40, 30, 2, 1, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, -1, 0},
         {2, 20, 20, 2, 2, 192, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, -1, 0},

@@ -73,7 +73,8 @@ void harness_mhc(const harness_mem *m, const mhc_case *c, uint64_t seed, harness
 void harness_mhc_bad_args(const harness_mem *m, harness_tally *t);
 
 /* FMHA varlen forward cases (harness_fmha.c). Query lengths are drawn in 1..max_q (one
- * sequence of length 0 when batch >= 3), key lengths are the query length plus 0..extra_k. */
+ * sequence of length 0 when batch >= 3), key lengths are the query length plus 0..extra_k
+ * (extra_k < 0: minus 0..-extra_k, at least 0; with causal, the first rows then see no key). */
 typedef struct {
     int batch, max_q, extra_k, hq, hk, d, dv;
     int causal, window_left, window_right;

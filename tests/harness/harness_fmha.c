@@ -85,7 +85,8 @@ void harness_fmha(const harness_mem *m, const fmha_case *c, uint64_t seed, harne
     for (int b = 0; b < c->batch; b++) {
         int sq = 1 + (int)(ref_uniform(&r) * c->max_q);
         if (c->batch >= 3 && b == 1) sq = 0; /* a zero-length sequence */
-        int sk = sq + (int)(ref_uniform(&r) * (c->extra_k + 1));
+        int sk = sq + (int)(ref_uniform(&r) * (c->extra_k + (c->extra_k < 0 ? -1 : 1)));
+        sk = sk < 0 ? 0 : sk;
         cq[b + 1] = cq[b] + sq, ck[b + 1] = ck[b] + sk, max_q = sq > max_q ? sq : max_q;
     }
     const int tq = cq[c->batch], tail = c->tail > 0 ? c->tail : 0, tk = ck[c->batch] + tail; /* k, v rows */
