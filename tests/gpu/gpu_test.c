@@ -368,6 +368,9 @@ int main(int argc, char **argv)
             {3, 300, 100, 8, 2, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 37, 1000},
             {2, 300, 100, 8, 8, 192, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, 130, 0},
             {2, 300, 100, 8, 8, 256, 256, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 11, 0},
+            /* fewer keys than queries, causal: tiles whose rows see no key */
+            {3, 400, -300, 8, 2, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0, 1000},
+            {2, 400, -300, 8, 8, 256, 256, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0, 0},
             /* total_k not given: the kernels of copies by threads */
             {3, 300, 200, 8, 8, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, -1, 0},
             {3, 300, 200, 16, 1, 256, 256, 0, 64, 0, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, -1, 0}};
