@@ -108,13 +108,14 @@ static aiter_aot_status ws_run(const aiter_aot_fmha_varlen_fwd_args *a, const ao
     aot_fmha_ws_kargs w;
     memset(&w, 0, sizeof w);
     w.a = *base;
-    w.a.q_tiles = (a->max_seqlen_q + AOT_FMHA_WS_ROWS - 1) / AOT_FMHA_WS_ROWS;
+    w.a.q_tiles = (int32_t)(((int64_t)a->max_seqlen_q + AOT_FMHA_WS_ROWS - 1) / AOT_FMHA_WS_ROWS);
     AOT_FORWARD(token_map(&kern, &w.q, a->q, a->total_q, a->hq, a->head_dim, base->q_row, 64, d));
     AOT_FORWARD(token_map(&kern, &w.k, a->k, a->total_k, a->hk, a->head_dim, base->k_row, (uint32_t)keys, d));
     AOT_FORWARD(token_map(&kern, &w.v, a->v, a->total_k, a->hk, a->head_dim_v, base->v_row, (uint32_t)keys, d));
     int sms;
     AOT_FORWARD(aot_op_multiprocessors(&sms, d));
     const int64_t tiles = (int64_t)w.a.q_tiles * a->hq * a->batch; /* one persistent block a multiprocessor */
+    if (tiles > INT32_MAX - (int64_t)sms) return AITER_AOT_STATUS_UNSUPPORTED; /* a block's tile index would pass int32 */
     return aot_op_run(&kern, &w, (unsigned)(tiles < sms ? tiles : sms), AOT_FMHA_WS_THREADS,
                       AOT_FMHA_WS_SHARED(a->head_dim, a->head_dim_v, keys), 0, stream, d);
 }
@@ -127,14 +128,16 @@ aiter_aot_status aiter_aot_fmha_varlen_fwd(const aiter_aot_fmha_varlen_fwd_args 
     aiter_aot_status s = aot_api_args(&a, sizeof a, args, offsetof(aiter_aot_fmha_varlen_fwd_args, total_k), "fmha_varlen_fwd", d);
     if (s == AITER_AOT_STATUS_OK) s = check(&a, d);
     if (s != AITER_AOT_STATUS_OK || a.batch == 0 || a.max_seqlen_q == 0) return aot_api_return(s, d);
-    const int32_t rows_per_block = AOT_FMHA_WAVES * AOT_FMHA_ROWS, tiles = (a.max_seqlen_q + rows_per_block - 1) / rows_per_block;
-    if ((int64_t)tiles * a.hq * a.batch > INT32_MAX) return aot_api_return(AOT_INVALID(d, "fmha_varlen_fwd: grid too large"), d);
+    const int64_t rows_per_block = AOT_FMHA_WAVES * AOT_FMHA_ROWS, tiles = (a.max_seqlen_q + rows_per_block - 1) / rows_per_block;
+    if (tiles * a.hq * a.batch > INT32_MAX)
+        return aot_api_return(AOT_INVALID(d, "fmha_varlen_fwd: %lld blocks of %lld rows (max_seqlen_q x hq x batch); at most %d",
+                                          (long long)(tiles * a.hq * a.batch), (long long)rows_per_block, INT32_MAX), d);
     int64_t given[4], packed[4], row[4];
     row_strides(&a, given, packed);
     for (int i = 0; i < 4; i++) row[i] = given[i] ? given[i] : packed[i];
     aot_fmha_kargs k = {.q = a.q, .k = a.k, .v = a.v, .out = a.out, .lse = a.softmax_lse, .cu_q = a.cu_seqlens_q,
                         .cu_k = a.cu_seqlens_k, .q_row = row[0], .k_row = row[1], .v_row = row[2], .o_row = row[3],
-                        .batch = a.batch, .hq = a.hq, .hk = a.hk, .total_q = a.total_q, .q_tiles = tiles,
+                        .batch = a.batch, .hq = a.hq, .hk = a.hk, .total_q = a.total_q, .q_tiles = (int32_t)tiles,
                         .causal = a.causal != 0, .window_left = a.window_left, .window_right = a.window_right,
                         .f16 = a.dtype == AITER_AOT_DTYPE_F16, .scale = a.softmax_scale, .softcap = a.logits_soft_cap};
     s = ws_run(&a, &k, stream, d);

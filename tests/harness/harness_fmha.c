@@ -4,6 +4,7 @@
  *        before it multiplies V (about 2^-9 per element), and out itself to the input type;
  *   lse: |lse - ref| <= 1e-4 |ref| + 1e-5 (fp32 sums; the exp/log approximations are ~1e-6);
  *   a row that sees no key: out exactly 0 and lse -inf. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,10 +147,11 @@ void harness_fmha_bad_args(const harness_mem *m, harness_tally *t)
         {"head dims (96, 96)", good}, {"hq % hk != 0", good}, {"NULL k", good}, {"dtype F32", good},
         {"odd q row stride", good}, {"row stride < heads * d", good}, {"window_left = -2", good},
         {"negative soft cap", good}, {"v 8-byte aligned only", good}, {"k row stride not a multiple of 8", good},
-        {"misaligned out", good}};
+        {"misaligned out", good}, {"negative total_k", good}, {"max_seqlen_q = INT32_MAX, 64 heads (grid)", good}};
     bad[0].a.head_dim = bad[0].a.head_dim_v = 96, bad[1].a.hk = 3, bad[2].a.k = NULL, bad[3].a.dtype = AITER_AOT_DTYPE_F32;
     bad[4].a.q_row_stride = 513, bad[5].a.k_row_stride = 200, bad[6].a.window_left = -2, bad[7].a.logits_soft_cap = -1;
-    bad[8].a.v = p + 8, bad[9].a.k_row_stride = 2 * 128 + 2, bad[10].a.out = p + 2;
+    bad[8].a.v = p + 8, bad[9].a.k_row_stride = 2 * 128 + 2, bad[10].a.out = p + 2, bad[11].a.total_k = -1;
+    bad[12].a.max_seqlen_q = INT32_MAX, bad[12].a.hq = 64; /* its block counts overflowed int32 */
     aiter_aot_stats before = {.size = sizeof before}, after = {.size = sizeof after};
     aiter_aot_get_stats(&before);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
