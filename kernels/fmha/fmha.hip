@@ -621,12 +621,12 @@ AOT_FMHA_VARIANTS(FMHA_VARIANT)
 /* ---- the warp-specialized path (AOT_PIPELINES: sm_90a, and the emulator at wave 32) ----
  * Persistent blocks (as many as the GPU holds at once) take tiles of AOT_FMHA_WS_ROWS = 128
  * query rows of one sequence and head in turn, in three warp groups:
- *   group 0, one thread  the producer: tensor copies of each tile's Q, then of K and V of each
- *                        key step into stage it % STAGES of a ring, `it` running on from tile
- *                        to tile                                      -> q_full, k_full, v_full
+ *   group 0, one warp    the producer (one lane issues): tensor copies of each tile's Q, then of
+ *                        K and V of each key step into stage it % STAGES of a ring, `it`
+ *                        running on from tile to tile                 -> q_full, k_full, v_full
  *   groups 1 and 2       64 rows each: S = Q K^T of the step from Q's and K's tiles, K's stage
  *                        released, the online softmax in registers, O += P V from V's tile,
- *                        V's stage released (Q's after the tile's last Q K^T) -> k_empty,
+ *                        V's stage released (Q's before the tile's last P V) -> k_empty,
  *                        v_empty, q_empty
  * so the copies of the next steps, and of the next tile, run under this step's products and
  * softmax and this tile's stores, and each group's softmax runs under the other's products
