@@ -99,6 +99,12 @@ AOT_DEV void mma(int f16, float (&c)[S::C], const aot_u16 (&x)[S::A], const aot_
     else aot_mma_bf16(S(), c, x, y);
 }
 
+/* Sequence b's rows and keys for query head h. */
+AOT_DEV fmha_seq seq_of(const aot_fmha_kargs &a, int b, int h)
+{
+    return {a.cu_q[b], a.cu_q[b + 1] - a.cu_q[b], a.cu_k[b], a.cu_k[b + 1] - a.cu_k[b], h, h / (a.hq / a.hk)};
+}
+
 /* What a block works on: its sequence, the first row of the block and of this wave. */
 typedef struct {
     fmha_seq s;
@@ -109,7 +115,7 @@ typedef struct {
 AOT_DEV bool block_of(const aot_fmha_kargs &a, fmha_block &k)
 {
     const int tile = aot_block_x() % a.q_tiles, h = (aot_block_x() / a.q_tiles) % a.hq, b = aot_block_x() / a.q_tiles / a.hq;
-    k.s = {a.cu_q[b], a.cu_q[b + 1] - a.cu_q[b], a.cu_k[b], a.cu_k[b + 1] - a.cu_k[b], h, h / (a.hq / a.hk)};
+    k.s = seq_of(a, b, h);
     k.lane = aot_lane();
     k.rb = tile * AOT_FMHA_WAVES * BM, k.rw = k.rb + aot_thread_x() / AOT_WAVE * BM;
     return k.rb < k.s.sq;
@@ -652,7 +658,7 @@ struct ws_tiles { /* swizzled tiles (aot_swz), each 1024-byte aligned */
 AOT_DEV bool ws_tile_of(const aot_fmha_kargs &a, int idx, fmha_block &k)
 {
     const int tile = a.q_tiles - 1 - idx % a.q_tiles, h = (idx / a.q_tiles) % a.hq, b = idx / a.q_tiles / a.hq;
-    k.s = {a.cu_q[b], a.cu_q[b + 1] - a.cu_q[b], a.cu_k[b], a.cu_k[b + 1] - a.cu_k[b], h, h / (a.hq / a.hk)};
+    k.s = seq_of(a, b, h);
     k.lane = aot_lane(), k.rb = tile * AOT_FMHA_WS_ROWS;
     return k.rb < k.s.sq;
 }
