@@ -5,9 +5,9 @@ FLASH_ATTENTION backends, same inputs, one process. The rows are the shapes serv
 prints ours (and ours without total_k: the kernels that copy by threads), cuDNN and flash
 in TFLOP/s (2 b h s^2 (d + d_v), halved for causal) and the ratios, after checking our output
 against SDPA's. Then every head dim (64, 128, 192/128, 256) at 8 x 4096, 32 heads, ours (and
-without total_k) against the flash backend where d = d_v and against other builds
-of the library named with --compare NAME=PATH (an earlier commit's, say), each loaded into
-this process. CUDA events, median.
+without total_k) against the flash backend where d = d_v. Other builds of the library named
+with --compare NAME=PATH (an earlier commit's, say) are loaded into this process and timed
+beside ours in every row. CUDA events, median.
 Usage: python3 bench/bench_fmha.py LIBAITER_AOT_SO OUT_DIR [--compare NAME=PATH ...]"""
 import ctypes as C
 import json
@@ -91,6 +91,11 @@ def table_row(label, b, s, hq, hk, d, causal, dt):
     print(f"| {label} | {res['ours_tflops']:.1f} | {res['threads_tflops']:.1f} | {res['cudnn_tflops']:.1f} | "
           f"{res['flash_tflops']:.1f} | {res['ours_tflops'] / res['cudnn_tflops']:.2f} | "
           f"{res['ours_tflops'] / res['flash_tflops']:.2f} | {err:.1e} |")
+    for name, l in others:  # --compare builds, on the same inputs
+        dtype = 1 if dt == torch.float16 else 2
+        us = bench(run_ours(l, q, k, v, out, lse, cu, b, s, hq, d, d, causal, hk, dtype), [0], reps=20)
+        res[name + "_tflops"] = flops / (us * 1e-6) / 1e12
+        print(f"  {name}: {res[name + '_tflops']:.1f} ({res[name + '_tflops'] / res['ours_tflops']:.3f} of ours)")
     return res
 
 

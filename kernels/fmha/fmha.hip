@@ -641,8 +641,8 @@ AOT_FMHA_VARIANTS(FMHA_VARIANT)
  * sequence's last step past its end are the next sequence's (a tensor copy has no per-sequence
  * bound): K's are masked like any invisible key, and the producer's warp zeroes V's rows (a zero
  * probability times a NaN there would be NaN) before it completes the stage (v_land: the copy's
- * own barrier). Tiles are numbered with the query tile fastest, from the last (the longest, when
- * causal) down, then heads, then sequences, so the blocks at work at once share K and V in L2. */
+ * own barrier). Units of tiles (ws_units) are numbered with the query tile fastest, then heads,
+ * then sequences, so the blocks at work at once share K and V in L2. */
 #if defined(AOT_PIPELINES)
 constexpr int WS_ST = AOT_FMHA_WS_STAGES, WS_GROUP = 4 * AOT_WAVE;
 
@@ -654,13 +654,23 @@ struct ws_tiles { /* swizzled tiles (aot_swz), each 1024-byte aligned */
     aot_mbar q_full[2], q_empty[2], k_full[WS_ST], k_empty[WS_ST], v_full[WS_ST], v_empty[WS_ST], v_land[WS_ST];
 };
 
-/* Tile `idx`'s sequence, head and first row; false when the sequence has no row there. */
-AOT_DEV bool ws_tile_of(const aot_fmha_kargs &a, int idx, fmha_block &k)
+/* A block's work comes in units a grid apart. A unit is one query tile, or with a.pairs (the
+ * host's choice where a row's keys end at its diagonal: causal, or a right window) the pair of
+ * tiles n - 1 - j and j of a sequence's n. Tile j then costs about j + 1 key steps, so every pair
+ * of a sequence costs the same and the blocks move through the units in step: they finish
+ * together, and the units at work at once come from a few heads, whose K and V stay in L2. */
+AOT_DEV int ws_units(const aot_fmha_kargs &a) { return (a.pairs ? (a.q_tiles + 1) / 2 : a.q_tiles) * a.hq * a.batch; }
+
+/* Tile e (0 or 1) of unit u: its sequence, head and first row; false when there is none. */
+AOT_DEV bool ws_tile_of(const aot_fmha_kargs &a, int u, int e, fmha_block &k)
 {
-    const int tile = a.q_tiles - 1 - idx % a.q_tiles, h = (idx / a.q_tiles) % a.hq, b = idx / a.q_tiles / a.hq;
+    if (e && !a.pairs) return false;
+    const int per = a.pairs ? (a.q_tiles + 1) / 2 : a.q_tiles, j = u % per, h = u / per % a.hq, b = u / per / a.hq;
     k.s = seq_of(a, b, h);
+    const int n = k.s.sq / AOT_FMHA_WS_ROWS + (k.s.sq % AOT_FMHA_WS_ROWS != 0), last = n - 1 - j;
+    const int tile = e == 0 && a.pairs ? last : j;
     k.lane = aot_lane(), k.rb = tile * AOT_FMHA_WS_ROWS;
-    return k.rb < k.s.sq;
+    return e == 0 ? (a.pairs ? j <= last : j < n) : j < last;
 }
 
 /* The keys [lo, hi) the tile's rows see, in whole steps. */
@@ -671,10 +681,11 @@ AOT_DEV void ws_keys(const aot_fmha_kargs &a, const fmha_block &k, int *lo, int 
     key_range<KEYS>(a, k.s, k.rb, k.rb + rows - 1, lo, hi);
 }
 
-/* The block's tiles: idx from the block's index on, a grid apart; n counts those with rows. */
-#define WS_TILES(a, k, n)                                                                        \
-    for (int idx_ = aot_block_x(), n = 0; idx_ < (a).q_tiles * (a).hq * (a).batch; idx_ += aot_grid_x()) \
-        if (ws_tile_of(a, idx_, k) && (n++, true))
+/* The block's tiles; n counts them. */
+#define WS_TILES(a, k, n)                                                                      \
+    for (int u_ = aot_block_x(), n = 0; u_ < ws_units(a); u_ += aot_grid_x())                 \
+        for (int e_ = 0; e_ < 2; e_++)                                                         \
+            if (ws_tile_of(a, u_, e_, k) && (n++, true))
 
 /* Does the step from j0 hold keys past the sequence's end? (Then it is the tile's last step.) */
 template <int KEYS>

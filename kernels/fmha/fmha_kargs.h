@@ -20,7 +20,8 @@ typedef struct {
     int32_t batch, hq, hk, total_q;
     int32_t q_tiles;                 /* blocks per (sequence, head): ceil(max_seqlen_q / block rows) */
     int32_t causal, window_left, window_right; /* -1: unbounded */
-    int32_t f16, reserved;
+    int32_t f16;
+    int32_t pairs;                   /* fmha_ws_*: query tiles dealt in pairs (j, n - 1 - j) of a sequence's n */
     float scale, softcap;            /* softcap 0: none */
 } aot_fmha_kargs;
 

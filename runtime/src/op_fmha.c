@@ -112,11 +112,14 @@ static aiter_aot_status ws_run(const aiter_aot_fmha_varlen_fwd_args *a, const ao
     AOT_FORWARD(token_map(&kern, &w.q, a->q, a->total_q, a->hq, a->head_dim, base->q_row, 64, d));
     AOT_FORWARD(token_map(&kern, &w.k, a->k, a->total_k, a->hk, a->head_dim, base->k_row, (uint32_t)keys, d));
     AOT_FORWARD(token_map(&kern, &w.v, a->v, a->total_k, a->hk, a->head_dim_v, base->v_row, (uint32_t)keys, d));
+    /* where a row's keys end at its diagonal, tile j costs about j + 1 steps: deal them in pairs
+     * of equal cost (ws_units in fmha.hip) */
+    w.a.pairs = base->causal || base->window_right >= 0;
     int sms;
     AOT_FORWARD(aot_op_multiprocessors(&sms, d));
-    const int64_t tiles = (int64_t)w.a.q_tiles * a->hq * a->batch; /* one persistent block a multiprocessor */
-    if (tiles > INT32_MAX - (int64_t)sms) return AITER_AOT_STATUS_UNSUPPORTED; /* a block's tile index would pass int32 */
-    return aot_op_run(&kern, &w, (unsigned)(tiles < sms ? tiles : sms), AOT_FMHA_WS_THREADS,
+    const int64_t units = (w.a.pairs ? (w.a.q_tiles + 1) / 2 : w.a.q_tiles) * (int64_t)a->hq * a->batch;
+    if (units > INT32_MAX - (int64_t)sms) return AITER_AOT_STATUS_UNSUPPORTED; /* a block's unit index would pass int32 */
+    return aot_op_run(&kern, &w, (unsigned)(units < sms ? units : sms), AOT_FMHA_WS_THREADS, /* persistent */
                       AOT_FMHA_WS_SHARED(a->head_dim, a->head_dim_v, keys), 0, stream, d);
 }
 
