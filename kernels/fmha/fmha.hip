@@ -413,10 +413,9 @@ AOT_DEV void copy_tile(const aot_u16 *src, aot_i64 stride, int rows, aot_u16 *ti
 template <class S, int D, int NS, int F16>
 AOT_DEV void qk_issue(const aot_u16 *Qs, const aot_u16 *Ks, float (&sc)[NS][S::C])
 {
-    zero<NS, S::C>(sc);
     aot_wg_begin(sc);
 #pragma unroll
-    for (int ks = 0; ks < D / S::K; ks++) aot_wg_mma_ss<S, F16>(S(), sc, Qs, ks * S::K, Ks, NS * S::N, 0);
+    for (int ks = 0; ks < D / S::K; ks++) aot_wg_mma_ss<S, F16>(S(), sc, Qs, ks * S::K, Ks, NS * S::N, 0, ks > 0);
     aot_wg_commit();
 }
 

@@ -338,8 +338,10 @@ AOT_DEV void aot_mma_bf16_x2(S, float (&c)[S::C], const aot_u32 (&a)[S::A / 2], 
  * group of 4 calls them together, with the same tile arguments): wave g of the group owns rows
  * S::M g .. S::M g + S::M - 1 of the product and its C fragments c[NT] (columns c0 .. c0 + NT
  * S::N - 1 of B). One call adds one k-step (S::K), from k0:
- *   aot_wg_mma_ss<S, F16>(S(), c, at, k0, bt, b_rows, c0)       A from a tile of 4 S::M rows
- *                                                               (the group's rows), B "cols"
+ *   aot_wg_mma_ss<S, F16>(S(), c, at, k0, bt, b_rows, c0, add) A from a tile of 4 S::M rows
+ *                                                               (the group's rows), B "cols";
+ *                                                               add false: c = A B (the run's
+ *                                                               first step needs no zeroed c)
  *   aot_wg_mma_rs<S, F16, B_ROWS>(S(), c, a, bt, b_rows, k0, c0) A from the wave's fragment a
  *   aot_wg_mma_rs_x2<S, F16, B_ROWS>(...)  the same with a's k pairs packed in 32 bits (lower
  *                                          k low), as registers the products read directly
@@ -349,9 +351,10 @@ AOT_DEV void aot_mma_bf16_x2(S, float (&c)[S::C], const aot_u32 (&a)[S::A / 2], 
  * (sm_90a: wgmma reading B, and A of ss, straight from shared memory). aot_wg_end is
  * aot_wg_commit() (the run so far becomes one group, left running) and aot_wg_wait<0>(c);
  * aot_wg_wait<N>(c) returns when at most N of the wave's groups still run, so a loop may leave
- * its last run going while it prepares the next (the tiles it reads must stay as they are). F16: fp16 inputs, else
- * bf16. Here they are fragment loads and the wave's matrix instructions. Plain stores to a tile
- * reach them after aot_wg_shared_fence() by the storing thread and a barrier. */
+ * its last run going while it prepares the next (the tiles it reads must stay as they are).
+ * F16: fp16 inputs, else bf16. Here they are fragment loads and the wave's matrix
+ * instructions. Plain stores to a tile reach them after aot_wg_shared_fence() by the storing
+ * thread and a barrier. */
 #if !defined(AOT_WG_MMA)
 template <int NT, int C>
 AOT_DEV void aot_wg_begin(float (&)[NT][C]) {}
@@ -374,8 +377,11 @@ AOT_DEV void aot_wg_mma_rs(S, float (&c)[NT][S::C], const aot_u16 (&a)[S::A], co
     }
 }
 template <class S, int F16, int NT>
-AOT_DEV void aot_wg_mma_ss(S, float (&c)[NT][S::C], const aot_u16 *at, int k0, const aot_u16 *bt, int b_rows, int c0)
+AOT_DEV void aot_wg_mma_ss(S, float (&c)[NT][S::C], const aot_u16 *at, int k0, const aot_u16 *bt, int b_rows, int c0, bool add)
 {
+    if (!add)
+        for (int n = 0; n < NT; n++)
+            for (int i = 0; i < S::C; i++) c[n][i] = 0.0f;
     aot_u16 a[S::A];
     aot_frag_a(S(), at, 4 * S::M, S::M * (aot_thread_x() / AOT_WAVE % 4), k0, aot_lane(), a);
     aot_wg_mma_rs<S, F16, false>(S(), c, a, bt, b_rows, k0, c0);

@@ -309,17 +309,17 @@ AOT_DEV unsigned long long aot_nv_wg_desc_mn(const unsigned short *t, int rows, 
     return aot_nv_wg_desc(t, (unsigned)aot_swz(k0, c0, rows), (unsigned)rows * 128u);
 }
 
-#define AOT_NV_WG_CASE(FORM, NT_, TB, c, a, db)                                                 \
-    if (F16) AOT_NV_WGMMA_##FORM##_##NT_("f16", TB, c, a, db, 1);                                \
-    else AOT_NV_WGMMA_##FORM##_##NT_("bf16", TB, c, a, db, 1);
-#define AOT_NV_WG_CASES(FORM, TB, c, a, db)                                                     \
+#define AOT_NV_WG_CASE(FORM, NT_, TB, c, a, db, add)                                            \
+    if (F16) AOT_NV_WGMMA_##FORM##_##NT_("f16", TB, c, a, db, add);                              \
+    else AOT_NV_WGMMA_##FORM##_##NT_("bf16", TB, c, a, db, add);
+#define AOT_NV_WG_CASES(FORM, TB, c, a, db, add)                                                \
     static_assert(NT == 2 || NT == 4 || NT == 8 || NT == 9 || NT == 16 || NT == 32, "wgmma widths: 16 .. 256"); \
-    if constexpr (NT == 2) { AOT_NV_WG_CASE(FORM, 2, TB, c, a, db) }                             \
-    else if constexpr (NT == 4) { AOT_NV_WG_CASE(FORM, 4, TB, c, a, db) }                        \
-    else if constexpr (NT == 8) { AOT_NV_WG_CASE(FORM, 8, TB, c, a, db) }                        \
-    else if constexpr (NT == 9) { AOT_NV_WG_CASE(FORM, 9, TB, c, a, db) }                        \
-    else if constexpr (NT == 16) { AOT_NV_WG_CASE(FORM, 16, TB, c, a, db) }                      \
-    else if constexpr (NT == 32) { AOT_NV_WG_CASE(FORM, 32, TB, c, a, db) }
+    if constexpr (NT == 2) { AOT_NV_WG_CASE(FORM, 2, TB, c, a, db, add) }                             \
+    else if constexpr (NT == 4) { AOT_NV_WG_CASE(FORM, 4, TB, c, a, db, add) }                        \
+    else if constexpr (NT == 8) { AOT_NV_WG_CASE(FORM, 8, TB, c, a, db, add) }                        \
+    else if constexpr (NT == 9) { AOT_NV_WG_CASE(FORM, 9, TB, c, a, db, add) }                        \
+    else if constexpr (NT == 16) { AOT_NV_WG_CASE(FORM, 16, TB, c, a, db, add) }                      \
+    else if constexpr (NT == 32) { AOT_NV_WG_CASE(FORM, 32, TB, c, a, db, add) }
 
 template <class S, int F16, bool B_ROWS, int NT>
 AOT_DEV void aot_wg_mma_rs_x2(S, float (&c)[NT][S::C], const unsigned (&ar)[S::A / 2], const unsigned short *bt, int b_rows, int k0, int c0)
@@ -327,10 +327,10 @@ AOT_DEV void aot_wg_mma_rs_x2(S, float (&c)[NT][S::C], const unsigned (&ar)[S::A
     aot_nv_check_shape<S>();
     if constexpr (B_ROWS) {
         const unsigned long long db = aot_nv_wg_desc_mn(bt, b_rows, k0, c0);
-        AOT_NV_WG_CASES(RS, 1, c, ar, db)
+        AOT_NV_WG_CASES(RS, 1, c, ar, db, 1)
     } else {
         const unsigned long long db = aot_nv_wg_desc_k(bt, b_rows, c0, k0);
-        AOT_NV_WG_CASES(RS, 0, c, ar, db)
+        AOT_NV_WG_CASES(RS, 0, c, ar, db, 1)
     }
 }
 template <class S, int F16, bool B_ROWS, int NT>
@@ -340,11 +340,11 @@ AOT_DEV void aot_wg_mma_rs(S, float (&c)[NT][S::C], const unsigned short (&a)[S:
     aot_wg_mma_rs_x2<S, F16, B_ROWS>(S(), c, ar, bt, b_rows, k0, c0);
 }
 template <class S, int F16, int NT>
-AOT_DEV void aot_wg_mma_ss(S, float (&c)[NT][S::C], const unsigned short *at, int k0, const unsigned short *bt, int b_rows, int c0)
+AOT_DEV void aot_wg_mma_ss(S, float (&c)[NT][S::C], const unsigned short *at, int k0, const unsigned short *bt, int b_rows, int c0, bool add)
 {
     aot_nv_check_shape<S>();
     const unsigned long long da = aot_nv_wg_desc_k(at, 4 * S::M, 0, k0), db = aot_nv_wg_desc_k(bt, b_rows, c0, k0);
-    AOT_NV_WG_CASES(SS, 0, c, da, db)
+    AOT_NV_WG_CASES(SS, 0, c, da, db, (int)add)
 }
 #undef AOT_NV_WG_CASES
 #undef AOT_NV_WG_CASE

@@ -344,7 +344,7 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
 #pragma unroll
         for (int s = 0; s < KC / S::K; s++)
 #pragma unroll
-            for (int w = 0; w < TW; w++) aot_wg_mma_ss<S, 0>(S(), acc[w], stage + (g0 + w * GM) * KC, s * S::K, terms, F::ROWS, 0);
+            for (int w = 0; w < TW; w++) aot_wg_mma_ss<S, 0>(S(), acc[w], stage + (g0 + w * GM) * KC, s * S::K, terms, F::ROWS, 0, true);
         if (tb0 + sq_row < a.tokens) sq += chunk_squares<TB>(stage, sq_row);
         if (!TERMS && more) fn_store<F::OPN>(fr, fs + (i + 1) % FNB * BUF);
         aot_wg_commit();

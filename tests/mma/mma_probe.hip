@@ -108,9 +108,11 @@ AOT_DEV void wg_probe(const aot_wg_probe_args &p, aot_u16 *xs, aot_u16 *ys)
             const aot_u32 x = aot_load_u16x2(p.x + (r0 + S::a_row(lane, i)) * K + ks * S::K + S::a_k(lane, i));
             a[ks][i] = (aot_u16)x, a[ks][i + 1] = (aot_u16)(x >> 16);
         }
-    float c[8][S::C] = {}, r[16][S::C] = {};
+    float c[8][S::C], r[16][S::C] = {};
+    for (int n = 0; n < 8; n++) /* the first k-step overwrites c (add false): a sum would show this */
+        for (int i = 0; i < S::C; i++) c[n][i] = 1e30f;
     aot_wg_begin(c);
-    for (int ks = 0; ks < K / S::K; ks++) aot_wg_mma_ss<S, F16>(S(), c, xs, ks * S::K, ys, K, 0);
+    for (int ks = 0; ks < K / S::K; ks++) aot_wg_mma_ss<S, F16>(S(), c, xs, ks * S::K, ys, K, 0, ks > 0);
     aot_wg_end(c);
     store_rows<S, 8>(c, p.d, 64);
     aot_wg_begin(r);
