@@ -143,6 +143,25 @@ def bench(fn, sets, reps=200):
     return times[len(times) // 2]
 
 
+def bench_interleaved(fns, reps=30):
+    """Median time of each fn(0) with the fns taken in turn, one call each a round, so that the
+    card's clock drifting (power, heat) weighs on all of them alike: A/B of builds."""
+    import torch
+    for fn in fns:
+        fn(0)
+    torch.cuda.synchronize()
+    times = [[] for _ in fns]
+    for _ in range(reps):
+        for fn, t in zip(fns, times):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn(0)
+            b.record()
+            b.synchronize()
+            t.append(a.elapsed_time(b) * 1e3)
+    return [sorted(t)[len(t) // 2] for t in times]
+
+
 def bench_graph(fn, sets, reps=200):
     """GPU time only: each set's launches captured in a CUDA graph, replays timed (the replay's
     own launch included)."""

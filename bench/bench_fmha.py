@@ -7,7 +7,7 @@ in TFLOP/s (2 b h s^2 (d + d_v), halved for causal) and the ratios, after checki
 against SDPA's. Then every head dim (64, 128, 192/128, 256) at 8 x 4096, 32 heads, ours (and
 without total_k) against the flash backend where d = d_v. Other builds of the library named
 with --compare NAME=PATH (an earlier commit's, say) are loaded into this process and timed
-beside ours in every row. CUDA events, median.
+in turn with ours, a call each a round, in every row. CUDA events, median.
 Usage: python3 bench/bench_fmha.py LIBAITER_AOT_SO OUT_DIR [--compare NAME=PATH ...]"""
 import ctypes as C
 import json
@@ -20,7 +20,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(__file__))
 import aot_bench as A  # noqa: E402
-from aot_bench import FmhaArgs, bench  # noqa: E402
+from aot_bench import FmhaArgs, bench, bench_interleaved  # noqa: E402
 
 lib = A.load(sys.argv[1])
 out_dir = sys.argv[2] if len(sys.argv) > 2 else "."
@@ -91,11 +91,16 @@ def table_row(label, b, s, hq, hk, d, causal, dt):
     print(f"| {label} | {res['ours_tflops']:.1f} | {res['threads_tflops']:.1f} | {res['cudnn_tflops']:.1f} | "
           f"{res['flash_tflops']:.1f} | {res['ours_tflops'] / res['cudnn_tflops']:.2f} | "
           f"{res['ours_tflops'] / res['flash_tflops']:.2f} | {err:.1e} |")
-    for name, l in others:  # --compare builds, on the same inputs
+    if others:  # --compare builds on the same inputs, timed in turn with ours
         dtype = 1 if dt == torch.float16 else 2
-        us = bench(run_ours(l, q, k, v, out, lse, cu, b, s, hq, d, d, causal, hk, dtype), [0], reps=20)
-        res[name + "_tflops"] = flops / (us * 1e-6) / 1e12
-        print(f"  {name}: {res[name + '_tflops']:.1f} ({res[name + '_tflops'] / res['ours_tflops']:.3f} of ours)")
+        runs = [ours] + [run_ours(l, q, k, v, out, lse, cu, b, s, hq, d, d, causal, hk, dtype) for _, l in others]
+        us = bench_interleaved(runs)
+        res["ours_interleaved_tflops"] = flops / (us[0] * 1e-6) / 1e12
+        line = []
+        for (name, _), t in zip(others, us[1:]):
+            res[name + "_tflops"] = flops / (t * 1e-6) / 1e12
+            line.append(f"{name} {res[name + '_tflops']:.1f} ({us[0] / t:.3f} of ours)")
+        print(f"  in turn: ours {res['ours_interleaved_tflops']:.1f}, " + ", ".join(line))
     return res
 
 
@@ -115,8 +120,8 @@ def head_dims(b, s, h):
             runs = [("ours", run_ours(lib, q, k, v, out, lse, cu, b, s, h, d, dv, causal)),
                     ("threads", run_ours(lib, q, k, v, out, lse, cu, b, s, h, d, dv, causal, total_k=False))]
             runs += [(name, run_ours(l, q, k, v, out, lse, cu, b, s, h, d, dv, causal)) for name, l in others]
-            for name, fn in runs:
-                res[name + "_tflops"] = flops / (bench(fn, [0], reps=10) * 1e-6) / 1e12
+            for (name, _), us in zip(runs, bench_interleaved([fn for _, fn in runs], reps=10)):
+                res[name + "_tflops"] = flops / (us * 1e-6) / 1e12
             if d == dv:
                 with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
                     us = bench(lambda _: torch.nn.functional.scaled_dot_product_attention(q4, k4, v4, is_causal=causal), [0], reps=10)

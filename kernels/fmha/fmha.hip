@@ -66,13 +66,16 @@ AOT_DEV void key_range(const aot_fmha_kargs &a, const fmha_seq &s, int r0, int r
     *hi = *hi > s.sk ? s.sk : *hi;
 }
 
-/* Does every row of [r0, r1] see every key of [j0, j0 + bn)? Then the step needs no mask. */
-AOT_DEV bool all_visible(const aot_fmha_kargs &a, const fmha_seq &s, int r0, int r1, int j0, int bn)
+/* The steps [j0, j0 + bn) whose every key every row of [r0, r1] sees: those with lo <= j0 <=
+ * hi. Such a step needs no mask; the range is set once a wave, so a step tests two integers. */
+AOT_DEV void visible_steps(const aot_fmha_kargs &a, const fmha_seq &s, int r0, int r1, int bn, int *lo, int *hi)
 {
-    const int off = s.sk - s.sq, j1 = j0 + bn - 1; /* row i's diagonal is key i + off */
-    if (j1 >= s.sk || (a.causal && j1 > r0 + off)) return false;
-    if (a.window_left >= 0 && j0 < r1 + off - a.window_left) return false;
-    return a.window_right < 0 || j1 <= r0 + off + a.window_right;
+    const aot_i64 off = (aot_i64)s.sk - s.sq; /* row i's diagonal is key i + off */
+    aot_i64 h = (aot_i64)s.sk - bn, l = a.window_left >= 0 ? r1 + off - a.window_left : 0;
+    if (a.causal && r0 + off - bn + 1 < h) h = r0 + off - bn + 1;
+    if (a.window_right >= 0 && r0 + off + a.window_right - bn + 1 < h) h = r0 + off + a.window_right - bn + 1;
+    *lo = l < 0 ? 0 : l > INT32_MAX ? INT32_MAX : (int)l;
+    *hi = h < -1 ? -1 : (int)h; /* h <= sk - bn */
 }
 
 /* K rows [j0, j0 + BN) to Ks[key][d], V transposed to Vt[dv][key]; zeros past the end. */
@@ -109,15 +112,25 @@ AOT_DEV fmha_seq seq_of(const aot_fmha_kargs &a, int b, int h)
 typedef struct {
     fmha_seq s;
     int rb, rw, lane;
+    int vis_lo, vis_hi; /* the wave's steps that need no mask (visible_steps) */
 } fmha_block;
 
+/* The wave's rows [rw, rw + rows) and the steps of bn keys they see whole. */
+AOT_DEV void wave_rows(const aot_fmha_kargs &a, fmha_block &k, int rw, int rows, int bn)
+{
+    k.rw = rw;
+    visible_steps(a, k.s, rw, rw + rows - 1, bn, &k.vis_lo, &k.vis_hi);
+}
+AOT_DEV bool needs_mask(const fmha_block &k, int j0) { return j0 < k.vis_lo || j0 > k.vis_hi; }
+
 /* @return false when the block holds no row of its sequence (the whole block leaves). */
-AOT_DEV bool block_of(const aot_fmha_kargs &a, fmha_block &k)
+AOT_DEV bool block_of(const aot_fmha_kargs &a, fmha_block &k, int bn)
 {
     const int tile = aot_block_x() % a.q_tiles, h = (aot_block_x() / a.q_tiles) % a.hq, b = aot_block_x() / a.q_tiles / a.hq;
     k.s = seq_of(a, b, h);
     k.lane = aot_lane();
-    k.rb = tile * AOT_FMHA_WAVES * BM, k.rw = k.rb + aot_thread_x() / AOT_WAVE * BM;
+    k.rb = tile * AOT_FMHA_WAVES * BM;
+    wave_rows(a, k, k.rb + aot_thread_x() / AOT_WAVE * BM, BM, bn);
     return k.rb < k.s.sq;
 }
 
@@ -219,7 +232,7 @@ AOT_DEV void scores(const aot_fmha_kargs &a, const fmha_block &k, int j0, const 
     for (int n = 0; n < NS; n++)
 #pragma unroll
         for (int i = 0; i < S::C; i++) sc[n][i] = score(a, sc[n][i]);
-    if (!all_visible(a, k.s, k.rw, k.rw + S::M - 1, j0, NS * S::N)) mask<S, NS>(a, k, j0, sc);
+    if (needs_mask(k, j0)) mask<S, NS>(a, k, j0, sc);
 }
 
 /* O += P V for k-step ks of the staged keys, P's A fragment given. */
@@ -297,7 +310,7 @@ AOT_DEV void fmha_shared(const aot_fmha_kargs &a)
     typedef fmha_mma S;
     constexpr int NS = BN / S::N, NO = DV / S::N;
     fmha_block k;
-    if (!block_of(a, k)) return;
+    if (!block_of(a, k, BN)) return;
     const int w = aot_thread_x() / AOT_WAVE, lane = k.lane;
     AOT_SHARED(aot_u32, ks32, BN * (D + 2) / 2);
     AOT_SHARED(aot_u32, vt32, DV * (BN + 2) / 2);
@@ -439,7 +452,7 @@ AOT_DEV float qk_finish(const aot_fmha_kargs &a, const fmha_block &k, int j0, fl
         for (int n = 0; n < NS; n++)
 #pragma unroll
             for (int i = 0; i < S::C; i++) sc[n][i] *= scale2;
-    if (!all_visible(a, k.s, k.rw, k.rw + S::M - 1, j0, NS * S::N)) mask<S, NS>(a, k, j0, sc);
+    if (needs_mask(k, j0)) mask<S, NS>(a, k, j0, sc);
     return mul;
 }
 
@@ -454,17 +467,21 @@ AOT_DEV float scores_log2(const aot_fmha_kargs &a, const fmha_block &k, int j0, 
 }
 
 /* Per row slot, the max (or sum) of a lane's values of NS tiles, as a tree: a chain of NS * C
- * dependent operations would wait on each one's latency. */
+ * dependent operations would wait on each one's latency. Each tile's partial starts from its
+ * first value of the slot (no -inf or 0 to fold in: 2 instructions a tile fewer). */
 template <class S, int NS>
 AOT_DEV void slot_reduce(const float (&v)[NS][S::C], bool max, float (&out)[S::C_ROWS])
 {
     float t[NS][S::C_ROWS];
 #pragma unroll
     for (int n = 0; n < NS; n++) {
+        bool seen[S::C_ROWS] = {};
 #pragma unroll
-        for (int r = 0; r < S::C_ROWS; r++) t[n][r] = max ? -AOT_INF : 0.0f;
-#pragma unroll
-        for (int i = 0; i < S::C; i++) t[n][S::c_slot(i)] = max ? aot_fmaxf(t[n][S::c_slot(i)], v[n][i]) : t[n][S::c_slot(i)] + v[n][i];
+        for (int i = 0; i < S::C; i++) {
+            const int r = S::c_slot(i);
+            t[n][r] = !seen[r] ? v[n][i] : max ? aot_fmaxf(t[n][r], v[n][i]) : t[n][r] + v[n][i];
+            seen[r] = true;
+        }
     }
 #pragma unroll
     for (int w = 1; w < NS; w *= 2)
@@ -476,14 +493,14 @@ AOT_DEV void slot_reduce(const float (&v)[NS][S::C], bool max, float (&out)[S::C
     for (int r = 0; r < S::C_ROWS; r++) out[r] = t[0][r];
 }
 
-/* The online softmax of one step (scores times mul in log2 units): the new row maxima (m),
- * the factors the old accumulators are scaled by (alpha), this lane's share of the row sums
- * (l) and P packed in pairs (pp). */
+/* The online softmax of one step, in place: the scores (times mul in log2 units) become the
+ * step's probabilities; m takes the new row maxima, alpha the factors the old accumulators are
+ * scaled by, l this lane's share of the row sums. */
 template <class S, int NS>
-AOT_DEV void softmax_step(int f16, float mul, const float (&sc)[NS][S::C], float (&m)[S::C_ROWS], float (&l)[S::C_ROWS],
-                          float (&alpha)[S::C_ROWS], aot_u32 (&pp)[NS][S::C / 2])
+AOT_DEV void softmax_exp(float mul, float (&sc)[NS][S::C], float (&m)[S::C_ROWS], float (&l)[S::C_ROWS],
+                         float (&alpha)[S::C_ROWS])
 {
-    float mx[S::C_ROWS], base[S::C_ROWS], sum[S::C_ROWS], p[NS][S::C];
+    float mx[S::C_ROWS], base[S::C_ROWS], sum[S::C_ROWS];
     slot_reduce<S, NS>(sc, true, mx);
     row_reduce<S>(mx, true);
 #pragma unroll
@@ -495,14 +512,20 @@ AOT_DEV void softmax_step(int f16, float mul, const float (&sc)[NS][S::C], float
 #pragma unroll
     for (int n = 0; n < NS; n++)
 #pragma unroll
-        for (int i = 0; i < S::C; i += 2) {
-            p[n][i] = aot_exp2_fast(sc[n][i] * mul - base[S::c_slot(i)]);
-            p[n][i + 1] = aot_exp2_fast(sc[n][i + 1] * mul - base[S::c_slot(i + 1)]);
-            pp[n][i / 2] = aot_pack2_16(p[n][i], p[n][i + 1], f16);
-        }
-    slot_reduce<S, NS>(p, false, sum);
+        for (int i = 0; i < S::C; i++) sc[n][i] = aot_exp2_fast(sc[n][i] * mul - base[S::c_slot(i)]);
+    slot_reduce<S, NS>(sc, false, sum);
 #pragma unroll
     for (int r = 0; r < S::C_ROWS; r++) l[r] = l[r] * alpha[r] + sum[r];
+}
+
+/* P rounded to the input type and packed in pairs: the A fragments of P V. */
+template <class S, int NS>
+AOT_DEV void pack_p(int f16, const float (&p)[NS][S::C], aot_u32 (&pp)[NS][S::C / 2])
+{
+#pragma unroll
+    for (int n = 0; n < NS; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i += 2) pp[n][i / 2] = aot_pack2_16(p[n][i], p[n][i + 1], f16);
 }
 
 /* Issues O += P V for the tile's keys, left running (o and pp are the products' until an
@@ -572,7 +595,7 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a, aot_u16 *Qs, aot_u16 *Ks, aot_u1
     typedef fmha_reg_tiles<D> T;
     constexpr int NS = T::KEYS / S::N, NO = DV / S::N, BLOCK_ROWS = AOT_FMHA_WAVES * BM;
     fmha_block k;
-    if (!block_of(a, k)) return;
+    if (!block_of(a, k, T::KEYS)) return;
     const aot_u16 *kb = a.k + (aot_i64)k.s.k0 * a.k_row + k.s.hkv * D, *vb = a.v + (aot_i64)k.s.k0 * a.v_row + k.s.hkv * DV;
     int lo, hi;
     block_keys<T::KEYS>(a, k, &lo, &hi);
@@ -589,7 +612,8 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a, aot_u16 *Qs, aot_u16 *Ks, aot_u1
         float sc[NS][S::C], alpha[S::C_ROWS];
         aot_u32 pp[NS][S::C / 2];
         const float mul = scores_log2<S, D, NS, F16>(a, k, j0, Qs, Ks, sc);
-        softmax_step<S, NS>(F16, mul, sc, m, l, alpha, pp);
+        softmax_exp<S, NS>(mul, sc, m, l, alpha);
+        pack_p<S, NS>(F16, sc, pp);
         rescale<S, NO>(o, alpha);
         aot_copy_async_wait_all();
         aot_sync_block(); /* V is in; every wave is done with K */
@@ -635,7 +659,7 @@ AOT_FMHA_VARIANTS(FMHA_VARIANT)
  *                        v_empty, q_empty
  * so the copies of the next steps, and of the next tile, run under this step's products and
  * softmax and this tile's stores, and each group's softmax runs under the other's products
- * (turn_begin). The register path's scores_log2, softmax_step and pv do the arithmetic.
+ * (turn_begin). The register path's qk_finish, softmax_exp and pack_p do the arithmetic.
  * Registers move from the producer's group to the others (aot_regs_lower / raise). Keys of a
  * sequence's last step past its end are the next sequence's (a tensor copy has no per-sequence
  * bound): K's are masked like any invisible key, and the producer's warp zeroes V's rows (a zero
@@ -753,12 +777,14 @@ AOT_DEV void turn_end(int g, bool last)
 AOT_DEV bool ws_lane0(void) { return aot_lane() == 0; } /* one arrival a wave */
 
 /* Step it >= 1 (keys from j0) of a consumer group: this step's Q K^T and the last step's P V
- * (its P in pin) are issued together; this step's softmax runs once Q K^T is done, while P V
- * still runs, and writes P to other registers (pout). */
+ * (its P in p) are issued together; the softmax runs in the scores' registers once Q K^T is
+ * done, while P V still runs, and P is packed into p once P V has read it. (With a second set
+ * of P registers for the softmax to write, the 64 that P took left ptxas short of registers: it
+ * waited for P V before the softmax, and a group's softmax no longer overlapped its P V.) The
+ * fences keep the softmax before the wait for P V and the packing after it. */
 template <int D, int DV, int KEYS, int F16>
 AOT_DEV void ws_step(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, const fmha_block &k, int g, int it, int j0,
-                     ws_rows<DV / 8, KEYS / 8> &r, const aot_u32 (&pin)[KEYS / 8][2],
-                     aot_u32 (&pout)[KEYS / 8][2])
+                     ws_rows<DV / 8, KEYS / 8> &r, aot_u32 (&p)[KEYS / 8][2])
 {
     typedef fmha_mma S;
     constexpr int NS = KEYS / S::N, NO = DV / S::N;
@@ -768,15 +794,17 @@ AOT_DEV void ws_step(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, const fm
     aot_mbar_wait(&t.v_full[prev], (it - 1) / WS_ST & 1);
     turn_begin(g);
     qk_issue<S, D, NS, F16>(t.q[g], t.k[st], r.sc);
-    pv_issue<S, NS, NO, F16>(pin, t.v[prev], r.o);
+    pv_issue<S, NS, NO, F16>(p, t.v[prev], r.o);
     turn_end(g, false);
     aot_wg_wait<1>(r.sc); /* Q K^T is done; P V may run on */
     if (ws_lane0()) aot_mbar_arrive(&t.k_empty[st]);
-    const float mul = qk_finish<S, NS>(a, k, j0, r.sc);
-    softmax_step<S, NS>(F16, mul, r.sc, r.m, r.l, alpha, pout);
+    softmax_exp<S, NS>(qk_finish<S, NS>(a, k, j0, r.sc), r.sc, r.m, r.l, alpha);
+    aot_wg_fence(r.sc);
     aot_wg_wait<0>(r.o);
+    aot_wg_fence(r.sc);
     if (ws_lane0()) aot_mbar_arrive(&t.v_empty[prev]);
     rescale<S, NO>(r.o, alpha);
+    pack_p<S, NS>(F16, r.sc, p);
 }
 
 /* The last step's P V. */
@@ -794,8 +822,7 @@ AOT_DEV void ws_last_pv(ws_tiles<D, DV, KEYS> &t, int g, int it, ws_rows<DV / 8,
 }
 
 /* A consumer group's 64 rows of the tile (group g of the block's two), steps from ring position
- * *it on. The steps alternate between two sets of P registers (pp, pn), so that no instruction
- * moves P between the products. */
+ * *it on. */
 template <int D, int DV, int KEYS, int F16>
 AOT_DEV void ws_rows_of_tile(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, const fmha_block &k, int g, int n, int *it)
 {
@@ -803,7 +830,7 @@ AOT_DEV void ws_rows_of_tile(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, 
     constexpr int NS = KEYS / S::N, NO = DV / S::N;
     static_assert(S::N == 8 && S::C == 4, "ws_rows and ws_step are written for mma.sync's fragments");
     ws_rows<NO, NS> r;
-    aot_u32 pp[NS][S::C / 2], pn[NS][S::C / 2];
+    aot_u32 p[NS][S::C / 2];
     float alpha[S::C_ROWS];
     int lo, hi;
     ws_keys<KEYS>(a, k, &lo, &hi);
@@ -821,20 +848,11 @@ AOT_DEV void ws_rows_of_tile(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, 
         turn_end(g, false);
         aot_wg_wait<0>(r.sc);
         if (ws_lane0()) aot_mbar_arrive(&t.k_empty[*it % WS_ST]);
-        softmax_step<S, NS>(F16, qk_finish<S, NS>(a, k, lo, r.sc), r.sc, r.m, r.l, alpha, pp);
-        int i = *it + 1, j0 = lo + KEYS;
-        for (;;) {
-            if (j0 >= hi) {
-                ws_last_pv<D, DV, KEYS, F16>(t, g, i - 1, r, pp);
-                break;
-            }
-            ws_step<D, DV, KEYS, F16>(a, t, k, g, i++, j0, r, pp, pn), j0 += KEYS;
-            if (j0 >= hi) {
-                ws_last_pv<D, DV, KEYS, F16>(t, g, i - 1, r, pn);
-                break;
-            }
-            ws_step<D, DV, KEYS, F16>(a, t, k, g, i++, j0, r, pn, pp), j0 += KEYS;
-        }
+        softmax_exp<S, NS>(qk_finish<S, NS>(a, k, lo, r.sc), r.sc, r.m, r.l, alpha);
+        pack_p<S, NS>(F16, r.sc, p);
+        int i = *it + 1;
+        for (int j0 = lo + KEYS; j0 < hi; j0 += KEYS) ws_step<D, DV, KEYS, F16>(a, t, k, g, i++, j0, r, p);
+        ws_last_pv<D, DV, KEYS, F16>(t, g, i - 1, r, p);
         *it = i;
     }
     finish_rows<S, DV, NO>(a, k, r.o, r.m, r.l);
@@ -846,7 +864,7 @@ AOT_DEV void ws_consumer(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, int 
     fmha_block k;
     int it = 0;
     WS_TILES(a, k, n) {
-        k.rw = k.rb + 64 * g + BM * (aot_thread_x() / AOT_WAVE % 4);
+        wave_rows(a, k, k.rb + 64 * g + BM * (aot_thread_x() / AOT_WAVE % 4), BM, KEYS);
         ws_rows_of_tile<D, DV, KEYS, F16>(a, t, k, g, n, &it);
     }
 }

@@ -352,12 +352,16 @@ AOT_DEV void aot_mma_bf16_x2(S, float (&c)[S::C], const aot_u32 (&a)[S::A / 2], 
  * aot_wg_commit() (the run so far becomes one group, left running) and aot_wg_wait<0>(c);
  * aot_wg_wait<N>(c) returns when at most N of the wave's groups still run, so a loop may leave
  * its last run going while it prepares the next (the tiles it reads must stay as they are).
- * F16: fp16 inputs, else bf16. Here they are fragment loads and the wave's matrix
- * instructions. Plain stores to a tile reach them after aot_wg_shared_fence() by the storing
- * thread and a barrier. */
+ * aot_wg_fence(c) pins c's values at that point of the program: what computes them stays
+ * before it, what reads them after (around a wait for other products, which the compiler
+ * could otherwise move arithmetic across). F16: fp16 inputs, else bf16. Here they are
+ * fragment loads and the wave's matrix instructions. Plain stores to a tile reach them after
+ * aot_wg_shared_fence() by the storing thread and a barrier. */
 #if !defined(AOT_WG_MMA)
 template <int NT, int C>
 AOT_DEV void aot_wg_begin(float (&)[NT][C]) {}
+template <int NT, int C>
+AOT_DEV void aot_wg_fence(float (&)[NT][C]) {}
 AOT_DEV void aot_wg_commit(void) {}
 template <int N, int NT, int C>
 AOT_DEV void aot_wg_wait(float (&)[NT][C]) {}

@@ -282,6 +282,8 @@ AOT_DEV void aot_wg_begin(float (&c)[NT][C])
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 }
 AOT_DEV void aot_wg_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int NT, int C>
+AOT_DEV void aot_wg_fence(float (&c)[NT][C]) { aot_nv_fence_regs(c); }
 template <int N, int NT, int C>
 AOT_DEV void aot_wg_wait(float (&c)[NT][C])
 {
