@@ -86,8 +86,8 @@ static aiter_aot_status token_map(const aot_op_kernel *kern, aot_tile_map *map, 
     return kern->gpu->tile_map(map, base, dims, strides, box, dg);
 }
 
-/* Short sequences at d <= 128 run faster on the kernels that copy with threads: H100,
- * 2026-12-06, b64 s512 h32 d128 causal: 250.6 against 170.7 TFLOP/s (docs/performance.md). */
+/* Short sequences at d <= 128 run faster on the kernels that copy with threads: H200,
+ * 2026-12-06, b64 s512 h32 d128 causal: 239.8 against 214.2 TFLOP/s (docs/performance.md). */
 #define WS_MIN_SEQLEN_Q 513
 
 /* The warp-specialized kernel (fmha_ws_*): where one is built for the head dims and the device

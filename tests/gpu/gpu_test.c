@@ -363,7 +363,8 @@ int main(int argc, char **argv)
             {1, 64, 0, 1, 1, 128, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 0, 0},
             {3, 300, 100, 8, 2, 192, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 24, 0, 0},
             /* NaN rows of k and v past the last sequence, within total_k (the warp-specialized
-             * kernels' last step reads them, and must zero V's), at every head dim */
+             * kernels' last step reads them, and must zero V's), at every head dim (d = 64 runs
+             * the other kernels) */
             {3, 300, 100, 8, 2, 64, 64, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 5, 1000},
             {3, 300, 100, 8, 2, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 37, 1000},
             {2, 300, 100, 8, 8, 192, 128, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 1, 0, 130, 0},
