@@ -22,8 +22,10 @@
  *   aot_shfl_i32(v, src)   v of lane `src` of the same wave (every lane must take part)
  *   aot_exp2_fast(x)       2^x in fp32, hardware approximation (<= 2 ulp on both vendors; a
  *                          result below 2^-126 may flush to zero)
- *   aot_log2_fast(x)       log2(x) in fp32, hardware approximation (<= 2 ulp on both vendors)
- *   aot_rsqrt_fast(x)      1/sqrt(x) in fp32, hardware approximation (<= 2 ulp)
+ *   aot_log2_fast(x)       log2(x) in fp32, hardware approximation (<= 2 ulp on both vendors;
+ *                          a denormal x may read as 0)
+ *   aot_rsqrt_fast(x)      1/sqrt(x) in fp32, hardware approximation (<= 2 ulp; a denormal x
+ *                          may read as 0)
  *   aot_rcp_fast(x)        1/x in fp32, hardware approximation (<= 1 ulp for normal x)
  *   aot_fmaxf(a, b)        fp32 max (the other operand when one is NaN)
  *   aot_fmaf(a, b, c)      a * b + c with one rounding (not left to the compiler's contraction)
@@ -149,6 +151,13 @@ struct __attribute__((aligned(16))) aot_u32x4 {
 };
 AOT_DEV aot_u32x4 aot_load_u32x4(const aot_u32 *p) { return *(const aot_u32x4 *)p; }
 AOT_DEV void aot_store_u32x4(aot_u32 *p, const aot_u32x4 &x) { *(aot_u32x4 *)p = x; }
+/* W 32-bit words (1, 2 or 4) as one access; the address must be aligned to 4 W bytes. */
+template <int W>
+struct __attribute__((aligned(4 * W))) aot_words {
+    aot_u32 v[W];
+};
+template <int W>
+AOT_DEV aot_words<W> aot_load_words(const aot_u32 *p) { return *(const aot_words<W> *)p; }
 /* Two fp32 as one 8-byte access (8-byte aligned). */
 struct __attribute__((aligned(8))) aot_f32x2 {
     float v[2];

@@ -54,6 +54,10 @@ typedef struct {
 
 /* ---- topk_route (kernels/moe/topk_route.hip) and moe_align_block_size (moe_align.hip) ---- */
 #define AOT_ROUTE_MAX_GROUPS 32 /* n_group: one lane a group */
+/* Bytes of one load of a lane's run of `bytes` logits or bias values in the lane-groups layout:
+ * the largest of 16, 8 and 4 that divides the run, 0 where none does (no whole-run loads). The
+ * kernel and the runtime (which checks the alignment) both take it from here. */
+#define AOT_ROUTE_CHUNK(bytes) ((bytes) % 16 == 0 ? 16 : (bytes) % 8 == 0 ? 8 : (bytes) % 4 == 0 ? 4 : 0)
 enum { AOT_ROUTE_SOFTMAX = 0, AOT_ROUTE_SIGMOID = 1, AOT_ROUTE_SQRT_SOFTPLUS = 2 };
 
 typedef struct {
@@ -69,10 +73,11 @@ typedef struct {
     int32_t n_group, topk_group, renormalize, dtype;
     int32_t ids_int64, hash_int64;
     float scale;             /* routed_scaling_factor */
-    int32_t vec;             /* set by the runtime: the lane-groups layout with rows 16-byte
-                              * aligned, for 16-byte loads of each lane's run */
-    int32_t vec_bias;        /* set by the runtime: vec, and bias 16-byte aligned: each lane's
-                              * run of bias read in 16-byte loads too */
+    int32_t vec;             /* set by the runtime: the lane-groups layout, every lane's run wholly
+                              * in or out of the row, rows aligned to AOT_ROUTE_CHUNK of a run:
+                              * each lane's run read in loads of that size */
+    int32_t vec_bias;        /* set by the runtime: vec, and bias aligned for the same of its
+                              * (fp32) run */
 } aot_route_kargs;
 
 /* moe_align_block_size runs moe_sort_count and moe_sort_chunk_scan on `sort` (no mask, no

@@ -50,13 +50,15 @@
     X(moe_sort_scatter, aot_moe_sort_kargs)
 
 /* X(name, kargs, vpt, layout): the routers (topk_route.hip), vpt experts a lane; the runtime
- * takes the smallest vpt with vpt * wave >= experts. Layouts, each its own kernel so that one
- * path's registers do not limit another's occupancy:
+ * takes the smallest power-of-two vpt with vpt * wave >= experts, or another where
+ * route_plan_for (op_route.c) says. Layouts, each its own kernel so that one path's registers
+ * do not limit another's occupancy:
  *   AOT_ROUTE_STRIDED      lane l holds experts l, l + wave, ...: ungrouped rows;
  *   AOT_ROUTE_GENERAL      the same layout for groups that do not fall on whole lanes and for
  *                          hash routing with softmax;
  *   AOT_ROUTE_LANE_GROUPS  lane l holds experts l vpt .. l vpt + vpt - 1, each group on whole
- *                          lanes (DeepSeek-V3's 32-expert groups);
+ *                          lanes (DeepSeek-V3's 32-expert groups), or ungrouped rows whose runs
+ *                          load whole (vpt 6 and 12: 384 experts at wave 64 and 32);
  *   AOT_ROUTE_HASH         hash routing with sigmoid or sqrt-softplus: a power-of-two group of
  *                          lanes a row, a lane a slot (vpt unused). */
 #define AOT_ROUTE_STRIDED 0
@@ -73,7 +75,9 @@
     X(topk_route_groups_v1, aot_route_kargs, 1, AOT_ROUTE_LANE_GROUPS)                          \
     X(topk_route_groups_v2, aot_route_kargs, 2, AOT_ROUTE_LANE_GROUPS)                          \
     X(topk_route_groups_v4, aot_route_kargs, 4, AOT_ROUTE_LANE_GROUPS)                          \
+    X(topk_route_groups_v6, aot_route_kargs, 6, AOT_ROUTE_LANE_GROUPS)                          \
     X(topk_route_groups_v8, aot_route_kargs, 8, AOT_ROUTE_LANE_GROUPS)                          \
+    X(topk_route_groups_v12, aot_route_kargs, 12, AOT_ROUTE_LANE_GROUPS)                        \
     X(topk_route_groups_v16, aot_route_kargs, 16, AOT_ROUTE_LANE_GROUPS)                        \
     X(topk_route_groups_v32, aot_route_kargs, 32, AOT_ROUTE_LANE_GROUPS)                        \
     X(topk_route_general_v1, aot_route_kargs, 1, AOT_ROUTE_GENERAL)                             \

@@ -265,61 +265,70 @@ AOT_DEV void keep_lane_groups(const aot_route_kargs &a, const float (&c)[VPT], a
     if (!group || !(kept >> g & 1u)) taken = ~0u;
 }
 
-/* The lane's logits, slot j holding expert_of(j) (-inf past the row). With a.vec (set by the
- * runtime for the contiguous layout: every lane's run wholly in or out of the row, the rows
- * 16-byte aligned) a run is read in 16-byte loads. */
+/* Words of the lane's run of N bytes at p, read in loads of AOT_ROUTE_CHUNK(N) bytes. */
+template <int N>
+AOT_DEV void load_run(const aot_u32 *p, aot_u32 (&w)[N / 4])
+{
+    constexpr int W = AOT_ROUTE_CHUNK(N) / 4;
+#pragma unroll
+    for (int c = 0; c < N / 4 / W; c++) {
+        const aot_words<W> q = aot_load_words<W>(p + W * c);
+#pragma unroll
+        for (int i = 0; i < W; i++) w[W * c + i] = q.v[i];
+    }
+}
+
+/* The lane's run of VPT logits in the lane-groups layout, read in whole loads (a.vec); a lane
+ * past the row reads the row's first run instead (a valid address) and holds -inf. */
+template <int VPT, int DT>
+AOT_DEV void load_whole_run(const aot_route_kargs &a, int row, float (&x)[VPT])
+{
+    constexpr int BYTES = VPT * (DT == AOT_GATING_F32 ? 4 : 2);
+    const bool in = aot_lane() * VPT < a.experts;
+    const aot_i64 at = (aot_i64)row * a.row_stride + (in ? aot_lane() * VPT : 0);
+    aot_u32 w[BYTES / 4];
+    load_run<BYTES>(DT == AOT_GATING_F32 ? (const aot_u32 *)a.gating + at : (const aot_u32 *)((const aot_u16 *)a.gating + at), w);
+    const aot_u32 neg = DT == AOT_GATING_F32 ? 0xff800000u : DT == AOT_GATING_BF16 ? 0xff80ff80u : 0xfc00fc00u;
+#pragma unroll
+    for (int i = 0; i < BYTES / 4; i++) {
+        const aot_u32 v = in ? w[i] : neg;
+        if (DT == AOT_GATING_F32) x[i] = aot_f32_from_bits(v);
+        else if (DT == AOT_GATING_BF16) x[2 * i] = aot_f32_from_bits(v << 16), x[2 * i + 1] = aot_f32_from_bits(v & 0xffff0000u);
+        else x[2 * i] = aot_f16_to_f32((aot_u16)v), x[2 * i + 1] = aot_f16_to_f32((aot_u16)(v >> 16));
+    }
+#pragma unroll
+    for (int j = 0; j < VPT; j++) x[j] = aot_fmaxf(x[j], -AOT_INF); /* NaN reads as -inf: one max, not a test */
+}
+
+/* The lane's logits, slot j holding expert_of(j) (-inf past the row). */
 template <int VPT, bool CONTIG, int DT>
 AOT_DEV void load_row(const aot_route_kargs &a, int row, float (&x)[VPT])
 {
-    const int lane = aot_lane();
-    constexpr int PER16 = DT == AOT_GATING_F32 ? 4 : 8; /* logits in 16 bytes */
-    if (CONTIG && VPT % PER16 == 0 && a.vec) {
-        const bool in = lane * VPT < a.experts;
-        /* a lane past the row reads the row's first run instead (a valid address) and discards it */
-        const aot_i64 at = (aot_i64)row * a.row_stride + (in ? lane * VPT : 0);
-        const aot_u32 *g = DT == AOT_GATING_F32 ? (const aot_u32 *)a.gating + at
-                                                : (const aot_u32 *)((const aot_u16 *)a.gating + at);
-#pragma unroll
-        for (int c = 0; c < VPT / PER16; c++) {
-            const aot_u32x4 q = aot_load_u32x4(g + 4 * c);
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const aot_u32 w = q.v[i];
-                if (DT == AOT_GATING_F32) x[4 * c + i] = aot_f32_from_bits(w);
-                else if (DT == AOT_GATING_BF16) x[8 * c + 2 * i] = aot_f32_from_bits(w << 16), x[8 * c + 2 * i + 1] = aot_f32_from_bits(w & 0xffff0000u);
-                else x[8 * c + 2 * i] = aot_f16_to_f32((aot_u16)w), x[8 * c + 2 * i + 1] = aot_f16_to_f32((aot_u16)(w >> 16));
-            }
-        }
-#pragma unroll
-        for (int j = 0; j < VPT; j++) x[j] = !in || x[j] != x[j] ? -AOT_INF : x[j];
-        return;
-    }
+    if constexpr (CONTIG && DT >= 0 && AOT_ROUTE_CHUNK(VPT * (DT == AOT_GATING_F32 ? 4 : 2)) != 0)
+        if (a.vec) return load_whole_run<VPT, DT>(a, row, x);
     /* slots past the row read the row's expert 0 and discard it: a load under a per-slot
      * branch took a branch, a reconvergence point and its own address (about 8 instructions a
      * slot against 4) */
 #pragma unroll
     for (int j = 0; j < VPT; j++) {
-        const int e = expert_of<VPT, CONTIG>(j, lane);
+        const int e = expert_of<VPT, CONTIG>(j, aot_lane());
         const float v = route_logit<DT>(a, row, e < a.experts ? e : 0);
         x[j] = e < a.experts ? v : -AOT_INF;
     }
 }
 
 /* Adds the correction bias to the lane's selection scores; slots past the row become
- * candidates of none. With a.vec_bias the lane's run of bias comes in 16-byte loads. */
+ * candidates of none. With a.vec_bias the lane's run of bias comes in whole loads. */
 template <int VPT, bool CONTIG>
 AOT_DEV void add_bias(const aot_route_kargs &a, float (&x)[VPT], aot_u32 &taken)
 {
     const int lane = aot_lane();
-    if (CONTIG && VPT % 4 == 0 && a.vec_bias) {
+    if (CONTIG && a.vec_bias) { /* AOT_ROUTE_CHUNK(4 VPT) is never 0 */
         const bool in = lane * VPT < a.experts;
-        const aot_u32 *b = (const aot_u32 *)a.bias + (in ? lane * VPT : 0);
+        aot_u32 b[VPT];
+        load_run<4 * VPT>((const aot_u32 *)a.bias + (in ? lane * VPT : 0), b);
 #pragma unroll
-        for (int c = 0; c < VPT / 4; c++) {
-            const aot_u32x4 q = aot_load_u32x4(b + 4 * c);
-#pragma unroll
-            for (int i = 0; i < 4; i++) x[4 * c + i] += aot_f32_from_bits(q.v[i]);
-        }
+        for (int j = 0; j < VPT; j++) x[j] += aot_f32_from_bits(b[j]);
         if (!in) taken = ~0u;
         return;
     }
@@ -359,7 +368,7 @@ AOT_DEV void route_row(const aot_route_kargs &a, int row)
     aot_u32 taken = 0; /* bit j: the lane's expert j is not a candidate */
     score_row<VPT>(a.scoring, x, mx, inv, CONTIG ? VPT : (E + AOT_WAVE - 1) / AOT_WAVE);
     add_bias<VPT, CONTIG>(a, x, taken); /* x becomes the selection score */
-    if (CONTIG) keep_lane_groups<VPT>(a, x, taken);
+    if (CONTIG && a.n_group > 1) keep_lane_groups<VPT>(a, x, taken);
     else if (GROUPS && a.n_group > 1) keep_groups<VPT>(a, x, taken);
     aot_u32 key[VPT]; /* the candidates' order keys (0: none) */
 #pragma unroll

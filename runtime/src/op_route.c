@@ -59,7 +59,7 @@ static aiter_aot_status route_check(const aiter_aot_topk_route_args *a, aot_diag
     return groups_check(a, d);
 }
 
-/* The router of moe_variants.h for vpt experts a lane and a layout. */
+/* The router of moe_variants.h for vpt experts a lane and a layout, or NULL where there is none. */
 static const char *route_variant(unsigned vpt, int layout)
 {
 #define ROUTE_ROW(name, kargs, v, lay) {AOT_K_##name, v, lay},
@@ -68,18 +68,52 @@ static const char *route_variant(unsigned vpt, int layout)
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
         if (variants[i].layout == layout && (variants[i].vpt == vpt || layout == AOT_ROUTE_HASH))
             return aot_kernel_name(variants[i].id);
-    return "topk_route (no such variant)"; /* not reached: experts <= 1024 and wave >= 32; aot_op_find names it */
+    return NULL;
 }
 
-/* The layout (moe_variants.h) for a row of a.experts at vpt a lane on a wave of `wave`. */
-static int route_layout(const aiter_aot_topk_route_args *a, unsigned vpt, unsigned wave)
+/* The kernel's choice for a row of a.experts on a wave of `wave` (moe_variants.h): vpt experts
+ * a lane (the smallest power of two with vpt * wave >= experts from aot_op_lanes, or for
+ * ungrouped rows in the lane-groups layout experts / wave where a kernel has that count), the
+ * layout, and whether each lane's run of logits (vec) and bias (vec_bias) loads whole. */
+typedef struct {
+    unsigned vpt;
+    int layout, vec, vec_bias;
+} route_plan;
+
+/* Does a lane's run of vpt logits load whole: every run wholly in or out of the row, and the
+ * row starts aligned to AOT_ROUTE_CHUNK of a run? */
+static int route_whole_runs(const aiter_aot_topk_route_args *a, unsigned vpt, size_t esize)
 {
-    if (a->input_ids) return a->scoring == AITER_AOT_ROUTE_SOFTMAX ? AOT_ROUTE_GENERAL : AOT_ROUTE_HASH;
-    if (a->n_group <= 1) return AOT_ROUTE_STRIDED;
-    /* groups on whole lanes: each lane's run of vpt experts in one group, and a power of two
-     * lanes a group (the kernel's butterfly) */
-    const unsigned G = (unsigned)(a->experts / a->n_group), L = G / vpt;
-    return G % vpt == 0 && L <= wave && (L & (L - 1)) == 0 ? AOT_ROUTE_LANE_GROUPS : AOT_ROUTE_GENERAL;
+    const unsigned chunk = AOT_ROUTE_CHUNK(vpt * esize);
+    return chunk && a->experts % vpt == 0 && !aot_misaligned(a->gating, chunk) && a->gating_row_stride * esize % chunk == 0;
+}
+
+static route_plan route_plan_for(const aiter_aot_topk_route_args *a, unsigned vpt, unsigned wave)
+{
+    const size_t esize = a->gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 2;
+    route_plan p = {vpt, AOT_ROUTE_STRIDED, 0, 0};
+    if (a->input_ids) {
+        p.layout = a->scoring == AITER_AOT_ROUTE_SOFTMAX ? AOT_ROUTE_GENERAL : AOT_ROUTE_HASH;
+        return p;
+    }
+    if (a->n_group > 1) {
+        /* groups on whole lanes: each lane's run of vpt experts in one group, and a power of
+         * two lanes a group (the kernel's butterfly) */
+        const unsigned G = (unsigned)(a->experts / a->n_group), L = G / vpt;
+        p.layout = G % vpt == 0 && L <= wave && (L & (L - 1)) == 0 ? AOT_ROUTE_LANE_GROUPS : AOT_ROUTE_GENERAL;
+        p.vec = p.layout == AOT_ROUTE_LANE_GROUPS && route_whole_runs(a, vpt, esize);
+    } else {
+        /* ungrouped rows: one group of the whole wave in the lane-groups layout where the runs
+         * load whole (typed loads, no slot past the row where experts / wave has a kernel:
+         * 384 experts take 12 a lane at wave 32), else the strided layout */
+        const unsigned exact = (unsigned)a->experts / wave;
+        if (a->experts % wave == 0 && route_variant(exact, AOT_ROUTE_LANE_GROUPS)) p.vpt = exact;
+        p.vec = route_whole_runs(a, p.vpt, esize);
+        p.layout = p.vec ? AOT_ROUTE_LANE_GROUPS : AOT_ROUTE_STRIDED;
+        p.vpt = p.vec ? p.vpt : vpt;
+    }
+    p.vec_bias = p.vec && a->bias && !aot_misaligned(a->bias, AOT_ROUTE_CHUNK(4 * p.vpt));
+    return p;
 }
 
 /* Rows a block of AOT_TOPK_BLOCK threads takes: a wave a row, or for hash routing without
@@ -101,10 +135,8 @@ aiter_aot_status aiter_aot_topk_route(const aiter_aot_topk_route_args *args, voi
     unsigned wave, vpt;
     s = aot_op_lanes(aot_kernel_name(AOT_K_topk_route_v1), sizeof(aot_route_kargs), a.experts, &wave, &vpt, &d);
     if (s != AITER_AOT_STATUS_OK) return aot_api_return(s, &d);
-    const int layout = route_layout(&a, vpt, wave), grouped = a.n_group > 1 && !a.input_ids;
-    const size_t esize = a.gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 2;
-    const int vec = layout == AOT_ROUTE_LANE_GROUPS && vpt * esize % 16 == 0 && !aot_misaligned(a.gating, 16) &&
-                    a.gating_row_stride * esize % 16 == 0;
+    const route_plan p = route_plan_for(&a, vpt, wave);
+    const int grouped = a.n_group > 1 && !a.input_ids;
     aot_route_kargs k = {.gating = a.gating, .bias = a.input_ids ? NULL : a.bias, .input_ids = a.input_ids,
                          .tid2eid = a.tid2eid, .weights = a.topk_weights, .ids = a.topk_ids,
                          .row_stride = a.gating_row_stride, .vocab = a.vocab, .tokens = a.tokens,
@@ -112,11 +144,14 @@ aiter_aot_status aiter_aot_topk_route(const aiter_aot_topk_route_args *args, voi
                          .n_group = grouped ? a.n_group : 1, .topk_group = grouped ? a.topk_group : 1,
                          .renormalize = a.renormalize != 0, .dtype = (int32_t)a.gating_dtype,
                          .ids_int64 = a.topk_ids_int64 != 0, .hash_int64 = a.hash_ids_int64 != 0,
-                         .scale = a.routed_scaling_factor == 0.0f ? 1.0f : a.routed_scaling_factor, .vec = vec,
-                         .vec_bias = vec && vpt % 4 == 0 && !a.input_ids && a.bias && !aot_misaligned(a.bias, 16)};
-    const unsigned rows_per_block = route_rows_per_block(layout, a.k, wave);
+                         .scale = a.routed_scaling_factor == 0.0f ? 1.0f : a.routed_scaling_factor, .vec = p.vec,
+                         .vec_bias = p.vec_bias};
+    const unsigned rows_per_block = route_rows_per_block(p.layout, a.k, wave);
     const unsigned grid = (unsigned)((a.tokens + rows_per_block - 1) / rows_per_block);
-    return aot_api_return(aot_op_launch(route_variant(vpt, layout), &k, sizeof k, grid, AOT_TOPK_BLOCK, 0, stream, &d), &d);
+    const char *name = route_variant(p.vpt, p.layout);
+    if (name == NULL) /* not reached: experts <= 1024 and wave >= 32 */
+        return aot_api_return(aot_fail(&d, AITER_AOT_STATUS_UNSUPPORTED, "topk_route: no kernel for %u experts a lane", p.vpt), &d);
+    return aot_api_return(aot_op_launch(name, &k, sizeof k, grid, AOT_TOPK_BLOCK, 0, stream, &d), &d);
 }
 
 /* ---- moe_align_block_size ---- */
