@@ -242,7 +242,7 @@ AOT_DEV void keep_groups(const aot_route_kargs &a, const float (&c)[VPT], aot_u3
 template <int VPT>
 AOT_DEV void keep_lane_groups(const aot_route_kargs &a, const float (&c)[VPT], aot_u32 &taken)
 {
-    const int lane = aot_lane(), G = a.experts / a.n_group, L = G / VPT, g = lane * VPT / G;
+    const int lane = aot_lane(), L = 1 << a.group_shift, g = lane >> a.group_shift; /* no division */
     float m1 = -AOT_INF, m2 = -AOT_INF; /* the lane's two largest, then the group's */
 #pragma unroll
     for (int j = 0; j < VPT; j++) {
@@ -253,7 +253,7 @@ AOT_DEV void keep_lane_groups(const aot_route_kargs &a, const float (&c)[VPT], a
         const float o1 = aot_shfl_xor_f32(m1, m), o2 = aot_shfl_xor_f32(m2, m);
         m2 = aot_fmaxf(aot_fmaxf(m2, o2), m1 < o1 ? m1 : o1), m1 = aot_fmaxf(m1, o1);
     }
-    const float gs = a.bias && G > 1 ? m1 + m2 : m1;
+    const float gs = a.bias && L * VPT > 1 ? m1 + m2 : m1;
     const bool group = g < a.n_group; /* lanes past the experts hold no group */
     aot_u32 kept = 0;
     for (int r = 0; r < a.topk_group; r++) {
@@ -343,6 +343,14 @@ AOT_DEV void add_bias(const aot_route_kargs &a, float (&x)[VPT], aot_u32 &taken)
     }
 }
 
+/* The order key of a selection score: aot_order_key without its -0 test, as a selection score
+ * is never -0 (a score is +0 or more, and score + bias is -0 only if both are). */
+AOT_DEV aot_u32 selection_key(float f)
+{
+    const aot_u32 u = aot_bits_from_f32(f);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
 /* The lane's two best candidates among the slots not in `taken`: keys bk >= sk (0: none) and
  * their slots; ties keep the lower slot first, which holds the lower expert. */
 template <int VPT>
@@ -372,21 +380,26 @@ AOT_DEV void route_row(const aot_route_kargs &a, int row)
     else if (GROUPS && a.n_group > 1) keep_groups<VPT>(a, x, taken);
     aot_u32 key[VPT]; /* the candidates' order keys (0: none) */
 #pragma unroll
-    for (int j = 0; j < VPT; j++) key[j] = taken >> j & 1u ? 0u : aot_order_key(x[j]);
+    for (int j = 0; j < VPT; j++) key[j] = taken >> j & 1u ? 0u : selection_key(x[j]);
     /* k rounds of a wave argmax over the lanes' best (step 4 above; a pass over every slot in
-     * every round made the rounds most of the kernel's instructions) */
+     * every round made the rounds most of the kernel's instructions). e is the expert of the
+     * lane's candidate, 0x7fffffff for none; experts are distinct, so the lane holding the
+     * round's expert is the winner. */
     aot_u32 bk, sk;
     int bj, sj, my_e = -1;
-    lane_top2<VPT>(key, taken, bk, bj, sk, sj);
+    lane_top2<VPT>(key, 0u, bk, bj, sk, sj); /* taken slots hold key 0 already */
+    int e = bk ? expert_of<VPT, CONTIG>(bj, lane) : 0x7fffffff;
     for (int r = 0; r < a.k; r++) {
-        const int e = bk ? expert_of<VPT, CONTIG>(bj, lane) : 0x7fffffff;
         int be;
-        const aot_u32 best = wave_argmax(bk, e, be);
-        const bool won = bk && bk == best && e == be;
-        if (won) taken |= 1u << bj, bk = sk, bj = sj, sk = 0;
-        if (aot_wave_any(won && bk == 0 && r + 1 < a.k)) lane_top2<VPT>(key, taken, bk, bj, sk, sj);
-        if (lane == r) my_e = be < E ? be : -1; /* no candidate left (keys of 0 from NaN bias) */
+        wave_argmax(bk, e, be);
+        if (bk && e == be) { /* won: the second steps up; a lane that won twice looks again */
+            taken |= 1u << bj, bk = sk, bj = sj, sk = 0;
+            if (!bk && r + 1 < a.k) lane_top2<VPT>(key, taken, bk, bj, sk, sj);
+            e = bk ? expert_of<VPT, CONTIG>(bj, lane) : 0x7fffffff;
+        }
+        if (lane == r) my_e = be;
     }
+    my_e = my_e < E ? my_e : -1; /* no candidate left (keys of 0 from NaN bias) */
     /* the unbiased score of the lane's expert, computed again from its logit (a cache hit) as
      * it was for the selection: keeping every score in registers as well doubled the largest
      * variant's registers */
