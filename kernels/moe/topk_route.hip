@@ -1,23 +1,22 @@
 /* topk_route.hip : the MoE routers of aiter_aot_topk_route (semantics in
  * runtime/include/aiter_aot_moe.h and docs/routing.md). A wave takes one token row:
- * 1. Lane l holds experts l, l+W, l+2W, ... (VPT of them); NaN logits read as -inf.
+ * 1. Lane l holds experts l, l+W, l+2W, ... (VPT of them), or in the lane-groups layout the
+ *    run l VPT .. l VPT + VPT - 1 read in whole loads; NaN logits read as -inf.
  * 2. Scores: softmax (wave max and sum first), sigmoid or sqrt(softplus); the selection score
  *    is the score plus the optional correction bias.
  * 3. Grouped selection (n_group > 1): each group's score (the sum of its two largest selection
  *    scores with a bias, its largest without) is reduced over the wave and lands on lane g;
  *    topk_group rounds of a wave argmax over those lanes keep the groups, and the experts of
- *    the others are marked taken. Where groups fall on whole lanes, lane l holds experts
- *    l VPT .. l VPT + VPT - 1 instead (one 16-byte load for 8 bf16), and a butterfly over each
- *    group's lanes gives every group's score at once (keep_lane_groups).
+ *    the others are marked taken. Where groups fall on whole lanes (the lane-groups layout),
+ *    a butterfly over each group's lanes gives every group's score at once (keep_lane_groups).
  * 4. k rounds of a wave argmax over the lanes' best candidates (ties: the lower expert). Each
- *    lane keeps its two best; a win promotes the second, and the lanes look over their slots
- *    again only after some lane has won twice. Lane s keeps round s's expert and computes its
+ *    lane keeps its two best; a win promotes the second, and a lane looks over its slots again
+ *    only after it has won twice. Lane s keeps round s's expert and computes its
  *    unbiased score from its logit again, so the k outputs are written by k lanes at once.
  * Hash routing reads the k experts from tid2eid instead of 3 and 4; without softmax it takes a
  * few lanes a row (hash_lanes).
- * The kernels, one per layout and experts-per-lane count VPT = 1..32, are listed in
- * moe_variants.h (AOT_ROUTE_VARIANTS); the runtime picks the smallest VPT with
- * VPT * wave >= experts and the layout from the options. */
+ * The kernels, one per layout and experts-per-lane count VPT, are listed in moe_variants.h
+ * (AOT_ROUTE_VARIANTS); the runtime picks VPT and the layout (op_route.c: route_plan_for). */
 #include "aot_device.h"
 #include "moe_kargs.h"
 #include "moe_variants.h" /* the kernels this file instantiates */
