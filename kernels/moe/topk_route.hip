@@ -325,19 +325,26 @@ AOT_DEV void load_row(const aot_route_kargs &a, int row, float (&x)[VPT])
     }
 }
 
-/* Adds the correction bias to the lane's selection scores; slots past the row become
- * candidates of none. With a.vec_bias the lane's run of bias comes in whole loads. */
+/* The lane's run of bias in the lane-groups layout where it loads whole (a.vec_bias), read in
+ * route_row together with the logits: read when added, its latency followed the logits' (the
+ * loads sit under different branches, so the compiler kept them apart). */
+template <int VPT>
+AOT_DEV void load_bias_run(const aot_route_kargs &a, aot_u32 (&b)[VPT])
+{
+    const bool in = aot_lane() * VPT < a.experts;
+    load_run<4 * VPT>((const aot_u32 *)a.bias + (in ? aot_lane() * VPT : 0), b);
+}
+
+/* Adds the correction bias to the lane's selection scores (b: load_bias_run's, with
+ * a.vec_bias); slots past the row become candidates of none. */
 template <int VPT, bool CONTIG>
-AOT_DEV void add_bias(const aot_route_kargs &a, float (&x)[VPT], aot_u32 &taken)
+AOT_DEV void add_bias(const aot_route_kargs &a, const aot_u32 (&b)[VPT], float (&x)[VPT], aot_u32 &taken)
 {
     const int lane = aot_lane();
-    if (CONTIG && a.vec_bias) { /* AOT_ROUTE_CHUNK(4 VPT) is never 0 */
-        const bool in = lane * VPT < a.experts;
-        aot_u32 b[VPT];
-        load_run<4 * VPT>((const aot_u32 *)a.bias + (in ? lane * VPT : 0), b);
+    if (CONTIG && a.vec_bias) {
 #pragma unroll
         for (int j = 0; j < VPT; j++) x[j] += aot_f32_from_bits(b[j]);
-        if (!in) taken = ~0u;
+        if (lane * VPT >= a.experts) taken = ~0u;
         return;
     }
 #pragma unroll
@@ -378,12 +385,14 @@ AOT_DEV void route_row(const aot_route_kargs &a, int row)
 {
     const int lane = aot_lane(), E = a.experts;
     float x[VPT];
+    aot_u32 b[VPT];
     load_row<VPT, CONTIG, DT>(a, row, x);
+    if (CONTIG && a.vec_bias) load_bias_run<VPT>(a, b);
     float mx = 0.0f, inv = 0.0f;
     if (a.scoring == AOT_ROUTE_SOFTMAX) softmax_stats<VPT>(x, mx, inv);
     aot_u32 taken = 0; /* bit j: the lane's expert j is not a candidate */
     score_row<VPT>(a.scoring, x, mx, inv, CONTIG ? VPT : (E + AOT_WAVE - 1) / AOT_WAVE);
-    add_bias<VPT, CONTIG>(a, x, taken); /* x becomes the selection score */
+    add_bias<VPT, CONTIG>(a, b, x, taken); /* x becomes the selection score */
     if (CONTIG && a.n_group > 1) keep_lane_groups<VPT>(a, x, taken);
     else if (GROUPS && a.n_group > 1) keep_groups<VPT>(a, x, taken);
     aot_u32 key[VPT]; /* the candidates' order keys (0: none) */
