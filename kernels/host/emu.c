@@ -50,6 +50,8 @@ static struct {
     shared_region shared[MAX_SHARED];
     int nshared;
     size_t dynamic, dynamic_wanted; /* the launch's dynamic shared bytes; the most a kernel took */
+    const void *misaligned;         /* the first vector access off its alignment, and that alignment */
+    unsigned misaligned_align;
     unsigned arrived[MAX_CLUSTER][16];  /* arrivals without a wait at each block's named barriers */
 } E;
 
@@ -204,6 +206,14 @@ void *emu_shared_dynamic(const void *key, size_t bytes)
 {
     if (bytes > E.dynamic_wanted) E.dynamic_wanted = bytes;
     return emu_shared(key, bytes);
+}
+
+void *emu_aligned(const void *p, unsigned align)
+{
+    static _Alignas(64) char scratch[64]; /* what a misaligned access touches instead */
+    if ((uintptr_t)p % align == 0) return (void *)p;
+    if (E.misaligned == NULL) E.misaligned = p, E.misaligned_align = align;
+    return scratch;
 }
 
 /* ---- scheduling ---- */
@@ -391,6 +401,9 @@ int emu_launch_cluster(emu_kernel_fn kernel, const void *args, unsigned grid, un
         if (rc == 0 && E.dynamic_wanted > E.dynamic)
             rc = fail(err, cap, "the kernel uses %u bytes of dynamic shared memory; the launch gave %u",
                       (unsigned)E.dynamic_wanted, (unsigned)E.dynamic);
+        if (rc == 0 && E.misaligned) /* a GPU faults on such an access; x86 does not */
+            rc = fail(err, cap, "a %u-byte vector access at an address %u bytes off its alignment",
+                      E.misaligned_align, (unsigned)((uintptr_t)E.misaligned % E.misaligned_align));
     }
     restore_fault_handler();
     for (unsigned t = 0; E.fibers && t < E.threads; t++) free(E.fibers[t].stack);

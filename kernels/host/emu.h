@@ -47,6 +47,9 @@ int emu_shfl(int v, int src_lane);
 void *emu_shared(const void *key, size_t bytes);
 /* The same for the launch's dynamic shared memory: the launch fails if it gave fewer bytes. */
 void *emu_shared_dynamic(const void *key, size_t bytes);
+/* p for a vector access of `align` bytes. One off its alignment fails the launch (a GPU faults
+ * there; the host would not, or would stop the process) and touches a scratch buffer instead. */
+void *emu_aligned(const void *p, unsigned align);
 /* Clusters: this block's place in its cluster (0 for a plain launch), a barrier for every
  * thread of the cluster, and the address in block `rank`'s shared memory of what `shared`
  * addresses in this block's (NULL for an address outside shared memory or a rank outside the

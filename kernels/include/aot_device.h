@@ -22,10 +22,8 @@
  *   aot_shfl_i32(v, src)   v of lane `src` of the same wave (every lane must take part)
  *   aot_exp2_fast(x)       2^x in fp32, hardware approximation (<= 2 ulp on both vendors; a
  *                          result below 2^-126 may flush to zero)
- *   aot_log2_fast(x)       log2(x) in fp32, hardware approximation (<= 2 ulp on both vendors;
- *                          a denormal x may read as 0)
- *   aot_rsqrt_fast(x)      1/sqrt(x) in fp32, hardware approximation (<= 2 ulp; a denormal x
- *                          may read as 0)
+ *   aot_log2_fast(x)       log2(x) in fp32, hardware approximation (<= 2 ulp on both vendors)
+ *   aot_rsqrt_fast(x)      1/sqrt(x) in fp32, hardware approximation (<= 2 ulp)
  *   aot_rcp_fast(x)        1/x in fp32, hardware approximation (<= 1 ulp for normal x)
  *   aot_fmaxf(a, b)        fp32 max (the other operand when one is NaN)
  *   aot_fmaf(a, b, c)      a * b + c with one rounding (not left to the compiler's contraction)
@@ -139,36 +137,42 @@ AOT_DEV int aot_shfl_xor_i32(int v, int mask) { return aot_shfl_i32(v, aot_lane(
 #endif
 AOT_DEV float aot_shfl_xor_f32(float v, int mask) { return aot_f32_from_bits((aot_u32)aot_shfl_xor_i32((int)aot_bits_from_f32(v), mask)); }
 
-/* Eight 16-bit values moved as one 16-byte access; the address must be 16-byte aligned. */
+/* Vector accesses: each address must be aligned to the access's size (a GPU faults otherwise).
+ * AOT_ALIGNED(T, p, bytes) is p as a T; the emulator's vendor header defines its own, which
+ * fails the launch on a misaligned p. */
+#if !defined(AOT_ALIGNED)
+#define AOT_ALIGNED(T, p, bytes) ((T)(p))
+#endif
+/* Eight 16-bit values moved as one 16-byte access. */
 struct __attribute__((aligned(16))) aot_u16x8 {
     aot_u16 v[8];
 };
-AOT_DEV aot_u16x8 aot_load_u16x8(const aot_u16 *p) { return *(const aot_u16x8 *)p; }
-AOT_DEV void aot_store_u16x8(aot_u16 *p, const aot_u16x8 &x) { *(aot_u16x8 *)p = x; }
-/* Four 32-bit words as one 16-byte access (16-byte aligned). */
+AOT_DEV aot_u16x8 aot_load_u16x8(const aot_u16 *p) { return *AOT_ALIGNED(const aot_u16x8 *, p, 16); }
+AOT_DEV void aot_store_u16x8(aot_u16 *p, const aot_u16x8 &x) { *AOT_ALIGNED(aot_u16x8 *, p, 16) = x; }
+/* Four 32-bit words as one 16-byte access. */
 struct __attribute__((aligned(16))) aot_u32x4 {
     aot_u32 v[4];
 };
-AOT_DEV aot_u32x4 aot_load_u32x4(const aot_u32 *p) { return *(const aot_u32x4 *)p; }
-AOT_DEV void aot_store_u32x4(aot_u32 *p, const aot_u32x4 &x) { *(aot_u32x4 *)p = x; }
-/* W 32-bit words (1, 2 or 4) as one access; the address must be aligned to 4 W bytes. */
+AOT_DEV aot_u32x4 aot_load_u32x4(const aot_u32 *p) { return *AOT_ALIGNED(const aot_u32x4 *, p, 16); }
+AOT_DEV void aot_store_u32x4(aot_u32 *p, const aot_u32x4 &x) { *AOT_ALIGNED(aot_u32x4 *, p, 16) = x; }
+/* W 32-bit words (1, 2 or 4) as one 4 W-byte access. */
 template <int W>
 struct __attribute__((aligned(4 * W))) aot_words {
     aot_u32 v[W];
 };
 template <int W>
-AOT_DEV aot_words<W> aot_load_words(const aot_u32 *p) { return *(const aot_words<W> *)p; }
-/* Two fp32 as one 8-byte access (8-byte aligned). */
+AOT_DEV aot_words<W> aot_load_words(const aot_u32 *p) { return *AOT_ALIGNED(const aot_words<W> *, p, 4 * W); }
+/* Two fp32 as one 8-byte access. */
 struct __attribute__((aligned(8))) aot_f32x2 {
     float v[2];
 };
-AOT_DEV aot_f32x2 aot_load_f32x2(const float *p) { return *(const aot_f32x2 *)p; }
-AOT_DEV void aot_store_f32x2(float *p, float x, float y) { *(aot_f32x2 *)p = aot_f32x2{{x, y}}; }
+AOT_DEV aot_f32x2 aot_load_f32x2(const float *p) { return *AOT_ALIGNED(const aot_f32x2 *, p, 8); }
+AOT_DEV void aot_store_f32x2(float *p, float x, float y) { *AOT_ALIGNED(aot_f32x2 *, p, 8) = aot_f32x2{{x, y}}; }
 
 /* Two 16-bit values as one 4-byte access (4-byte aligned), the lower index in the low half.
  * Every shape's fragments hold k in pairs (elements 2i and 2i+1: same row, k and k+1, k even),
  * so fragments load by pairs. */
-AOT_DEV aot_u32 aot_load_u16x2(const aot_u16 *p) { return *(const aot_u32 *)p; }
+AOT_DEV aot_u32 aot_load_u16x2(const aot_u16 *p) { return *AOT_ALIGNED(const aot_u32 *, p, 4); }
 
 /* AOT_SHARED_TILE(name, n): a block-shared array of n 16-bit values for a swizzled tile
  * (aot_tile.h); a vendor whose tile products need more alignment defines its own. */

@@ -31,6 +31,9 @@
     static char name##_key_; \
     T *const name = (T *)emu_shared_dynamic(&name##_key_, sizeof(T) * (n))
 
+/* Vector accesses (aot_device.h) must be aligned to their size on a GPU; the emulator checks. */
+#define AOT_ALIGNED(T, p, bytes) ((T)emu_aligned((const void *)(p), (bytes)))
+
 AOT_DEV int aot_thread_x(void) { return emu_thread_x(); }
 AOT_DEV int aot_block_x(void) { return emu_block_x(); }
 AOT_DEV int aot_grid_x(void) { return emu_grid_x(); }

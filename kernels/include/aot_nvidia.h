@@ -27,20 +27,8 @@ AOT_DEV float aot_exp2_fast(float x)
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
 }
-/* lg2 and rsqrt .approx.ftz: one MUFU each (without .ftz ptxas adds a rescale for denormal
- * inputs, three more instructions; a denormal input reads as 0 here) */
-AOT_DEV float aot_log2_fast(float x)
-{
-    float y;
-    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-AOT_DEV float aot_rsqrt_fast(float x)
-{
-    float y;
-    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
+AOT_DEV float aot_log2_fast(float x) { return __log2f(x); }
+AOT_DEV float aot_rsqrt_fast(float x) { return rsqrtf(x); }
 AOT_DEV float aot_rcp_fast(float x)
 {
     float r;

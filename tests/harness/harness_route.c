@@ -34,6 +34,12 @@ static void *make_logits(const route_case *c, ref_rng *r, double *vals)
             if (c->special == 3 && t % 3 == 1 && e % 17 == 4) x = INFINITY;
             if (c->special == 4) x *= 20.0f; /* softplus's x > 20 branch, sigmoid near 0 and 1 */
             vals[(size_t)t * c->experts + e] = put_logit(c->dtype, raw, (size_t)t * stride + e, x);
+            if (c->special == 5 && t % 3 == 1 && e % 5 == 2) { /* signaling NaN bit patterns */
+                const size_t i = (size_t)t * stride + e;
+                if (c->dtype == AITER_AOT_DTYPE_F32) { uint32_t u = t % 2 ? 0x7f800001u : 0xff800001u; memcpy((unsigned char *)raw + 4 * i, &u, 4); }
+                else { uint16_t h = c->dtype == AITER_AOT_DTYPE_BF16 ? (t % 2 ? 0x7f81 : 0xff81) : (t % 2 ? 0x7c01 : 0xfc01); memcpy((unsigned char *)raw + 2 * i, &h, 2); }
+                vals[(size_t)t * c->experts + e] = NAN;
+            }
         }
     for (int t = 0; t < c->tokens; t++) /* the gaps between rows hold NaN, which must not be read */
         for (int e = c->experts; e < (int)stride; e++) put_logit(c->dtype, raw, (size_t)t * stride + e, NAN);
@@ -128,8 +134,10 @@ void harness_route(const harness_mem *m, const route_case *c, uint64_t seed, har
     snprintf(what, sizeof what, "topk_route T=%d E=%d k=%d %s %s%s g=%d/%d renorm=%d x%g%s%s%s%s", c->tokens, c->experts, c->k,
              scoring_name(c->scoring), dtype_name(c->dtype), c->bias == 2 ? " bias~8" : c->bias ? " bias" : "",
              c->n_group, c->topk_group, c->renormalize, c->scale, c->hash == 2 ? " hash-oob" : c->hash ? " hash" : "",
-             c->ids_int64 ? " i64" : "", c->special == 1 ? " nan/-inf" : c->special == 2 ? " ties" : c->special == 3 ? " +inf" : c->special == 4 ? " wide" : "",
+             c->ids_int64 ? " i64" : "", c->special == 1 ? " nan/-inf" : c->special == 2 ? " ties" : c->special == 3 ? " +inf" : c->special == 4 ? " wide" : c->special == 5 ? " sNaN" : "",
              c->extra_stride ? " strided" : "");
+    if (c->gating_offset || c->bias_offset)
+        snprintf(what + strlen(what), sizeof what - strlen(what), " goff=%d boff=%d", c->gating_offset, c->bias_offset);
     ref_rng r;
     ref_seed(&r, seed);
     const size_t n = (size_t)c->tokens * c->k, ne = (size_t)c->tokens * c->experts, esz = c->dtype == AITER_AOT_DTYPE_F32 ? 4 : 2;
@@ -148,14 +156,16 @@ void harness_route(const harness_mem *m, const route_case *c, uint64_t seed, har
     ref_topk_route(vals, c->tokens, c->experts, c->k, &o, rw, rid, sel);
     void *hid_raw = as_ids(hid, (size_t)c->tokens, c->ids_int64), *table_raw = as_ids(table, (size_t)vocab * c->k, c->ids_int64);
     const size_t isz = c->ids_int64 ? 8 : 4;
-    route_dev d = {m->alloc(nraw * esz), m->alloc(4 * (size_t)c->experts), c->hash ? m->alloc(isz * c->tokens) : NULL,
+    route_dev d = {m->alloc((nraw + c->gating_offset) * esz), m->alloc(4 * ((size_t)c->experts + c->bias_offset)), c->hash ? m->alloc(isz * c->tokens) : NULL,
                    c->hash ? m->alloc(isz * (size_t)vocab * c->k) : NULL, m->alloc(n * 4), m->alloc(n * isz)};
-    int ok = d.gating && d.bias && d.w && d.id && m->upload(d.gating, raw, nraw * esz) == 0 &&
-             m->upload(d.bias, bf, 4 * (size_t)c->experts) == 0 &&
+    char *gp = d.gating ? (char *)d.gating + c->gating_offset * esz : NULL;
+    float *bp = d.bias ? (float *)d.bias + c->bias_offset : NULL;
+    int ok = d.gating && d.bias && d.w && d.id && m->upload(gp, raw, nraw * esz) == 0 &&
+             m->upload(bp, bf, 4 * (size_t)c->experts) == 0 &&
              (!c->hash || (m->upload(d.ids_in, hid_raw, isz * c->tokens) == 0 && m->upload(d.table, table_raw, isz * (size_t)vocab * c->k) == 0));
-    aiter_aot_topk_route_args a = {.size = sizeof a, .gating = d.gating, .gating_dtype = c->dtype,
+    aiter_aot_topk_route_args a = {.size = sizeof a, .gating = gp, .gating_dtype = c->dtype,
                                    .gating_row_stride = c->experts + c->extra_stride, .tokens = c->tokens, .experts = c->experts,
-                                   .k = c->k, .scoring = c->scoring, .bias = c->bias ? d.bias : NULL,
+                                   .k = c->k, .scoring = c->scoring, .bias = c->bias ? bp : NULL,
                                    .n_group = c->n_group, .topk_group = c->topk_group, .renormalize = c->renormalize,
                                    .routed_scaling_factor = c->scale, .input_ids = d.ids_in, .tid2eid = d.table,
                                    .vocab = vocab, .hash_ids_int64 = c->ids_int64, .topk_weights = d.w,
@@ -279,12 +289,12 @@ void harness_route_gpu(const harness_mem *m, harness_tally *t, int quick, uint64
     static const int tokens[] = {1, 7, 64, 1024, 16384, 65536};
     /* DeepSeek-V3/R1, DeepSeek-V4-style with and without hash routing, Llama-4-style top-1 */
     const route_case models[] = {
-        {0, 256, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_BF16, 1, 8, 4, 1, 2.5f, 0, 0, 0, 0},
-        {0, 256, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_F32, 1, 8, 4, 1, 2.5f, 0, 1, 0, 0},
-        {0, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_BF16, 2, 0, 0, 1, 1.5f, 0, 0, 0, 0},
-        {0, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_BF16, 0, 0, 0, 1, 1.5f, 1, 0, 0, 0},
-        {0, 128, 1, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_BF16, 0, 0, 0, 0, 1.0f, 0, 0, 0, 0},
-        {0, 160, 6, AITER_AOT_ROUTE_SOFTMAX, AITER_AOT_DTYPE_F16, 0, 8, 3, 0, 1.0f, 0, 0, 0, 0}};
+        {0, 256, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_BF16, 1, 8, 4, 1, 2.5f, 0, 0, 0, 0, 0, 0},
+        {0, 256, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_F32, 1, 8, 4, 1, 2.5f, 0, 1, 0, 0, 0, 0},
+        {0, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_BF16, 2, 0, 0, 1, 1.5f, 0, 0, 0, 0, 0, 0},
+        {0, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_BF16, 0, 0, 0, 1, 1.5f, 1, 0, 0, 0, 0, 0},
+        {0, 128, 1, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_BF16, 0, 0, 0, 0, 1.0f, 0, 0, 0, 0, 0, 0},
+        {0, 160, 6, AITER_AOT_ROUTE_SOFTMAX, AITER_AOT_DTYPE_F16, 0, 8, 3, 0, 1.0f, 0, 0, 0, 0, 0, 0}};
     for (size_t a = 0; a < sizeof tokens / sizeof tokens[0]; a++)
         for (size_t r = 0; r < sizeof models / sizeof models[0]; r++) {
             if (quick && (a + r) % 3) continue;
@@ -293,15 +303,21 @@ void harness_route_gpu(const harness_mem *m, harness_tally *t, int quick, uint64
             harness_route(m, &c, (*seed)++, t);
         }
     const route_case edges[] = {
-        {4099, 256, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_F16, 1, 8, 4, 1, 2.5f, 0, 0, 1, 0},
-        {4099, 256, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_BF16, 1, 8, 4, 1, 2.5f, 0, 0, 2, 0},
-        {4099, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_F32, 0, 0, 0, 1, 1.5f, 2, 1, 1, 0},
-        {333, 1024, 32, AITER_AOT_ROUTE_SOFTMAX, AITER_AOT_DTYPE_BF16, 1, 32, 8, 1, 1.0f, 0, 0, 0, 0},
-        {333, 32, 4, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_F32, 1, 32, 5, 1, 1.0f, 0, 0, 0, 0},
+        {4099, 256, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_F16, 1, 8, 4, 1, 2.5f, 0, 0, 1, 0, 0, 0},
+        {4099, 256, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_BF16, 1, 8, 4, 1, 2.5f, 0, 0, 2, 0, 0, 0},
+        {4099, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_F32, 0, 0, 0, 1, 1.5f, 2, 1, 1, 0, 0, 0},
+        {333, 1024, 32, AITER_AOT_ROUTE_SOFTMAX, AITER_AOT_DTYPE_BF16, 1, 32, 8, 1, 1.0f, 0, 0, 0, 0, 0, 0},
+        {333, 32, 4, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_F32, 1, 32, 5, 1, 1.0f, 0, 0, 0, 0, 0, 0},
         /* 32-expert groups of 8-expert runs: lanes 24..31 lie past the row and once read before
          * the buffer in the 16-byte-load path (compute-sanitizer memcheck sees it) */
-        {33, 192, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_BF16, 1, 6, 3, 1, 1.0f, 0, 0, 0, 0},
-        {33, 192, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_F32, 1, 6, 3, 1, 1.0f, 0, 0, 0, 0}};
+        {33, 192, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_BF16, 1, 6, 3, 1, 1.0f, 0, 0, 0, 0, 0, 0},
+        {33, 192, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_F32, 1, 6, 3, 1, 1.0f, 0, 0, 0, 0, 0, 0},
+        /* ungrouped rows: 12 a lane (f16, NaN), 6 a lane (192 experts, ties), signalling NaNs, and
+         * the strided fallback for gating 2 bytes off and a bias 4 bytes off */
+        {4099, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_F16, 2, 0, 0, 1, 1.5f, 0, 0, 1, 0, 0, 0},
+        {4099, 192, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_F16, 1, 0, 0, 1, 1.0f, 0, 0, 2, 0, 0, 0},
+        {4099, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_BF16, 2, 0, 0, 1, 1.5f, 0, 0, 5, 0, 0, 0},
+        {333, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_F16, 2, 0, 0, 1, 1.5f, 0, 0, 0, 0, 1, 1}};
     for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) harness_route(m, &edges[i], (*seed)++, t);
     static const int bss[] = {16, 64, 128};
     for (size_t a = 0; a < sizeof tokens / sizeof tokens[0]; a++)

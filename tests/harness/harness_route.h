@@ -18,8 +18,11 @@ typedef struct {
     int hash;                 /* 1: hash routing; 2: and ids outside the table / entries outside the experts */
     int ids_int64;            /* topk_ids and the hash tables as int64 */
     int special;              /* 1: NaN and -inf logits; 2: equal logits (ties) and repeated bias values;
-                               * 3: +inf logits in some rows; 4: logits spread over +-40 */
+                               * 3: +inf logits in some rows; 4: logits spread over +-40;
+                               * 5: signalling-NaN bit patterns in some rows */
     int extra_stride;         /* row stride = experts + extra_stride */
+    int gating_offset;        /* gating pointer moved on by this many elements (misaligned runs) */
+    int bias_offset;          /* bias pointer moved on by this many floats */
 } route_case;
 
 typedef struct {
