@@ -10,8 +10,8 @@
  *    the others are marked taken. Where groups fall on whole lanes (the lane-groups layout),
  *    a butterfly over each group's lanes gives every group's score at once (keep_lane_groups).
  * 4. k rounds of a wave argmax over the lanes' best candidates (ties: the lower expert). Each
- *    lane keeps its two best; a win promotes the second, and a lane looks over its slots again
- *    only after it has won twice. Lane s keeps round s's expert and computes its
+ *    lane keeps its two best; a win promotes the second, and the lanes look over their slots
+ *    again only after some lane has won twice. Lane s keeps round s's expert and computes its
  *    unbiased score from its logit again, so the k outputs are written by k lanes at once.
  * Hash routing reads the k experts from tid2eid instead of 3 and 4; without softmax it takes a
  * few lanes a row (hash_lanes).
@@ -250,7 +250,9 @@ AOT_DEV void keep_groups(const aot_route_kargs &a, const float (&c)[VPT], aot_u3
 template <int VPT>
 AOT_DEV void keep_lane_groups(const aot_route_kargs &a, const float (&c)[VPT], aot_u32 &taken)
 {
-    const int lane = aot_lane(), L = 1 << a.group_shift, g = lane >> a.group_shift; /* no division */
+    /* G, L and g by division: log2(L) from the runtime instead took the kernel from 32 registers
+     * to 34 (6 blocks a multiprocessor instead of 8) */
+    const int lane = aot_lane(), G = a.experts / a.n_group, L = G / VPT, g = lane * VPT / G;
     float m1 = -AOT_INF, m2 = -AOT_INF; /* the lane's two largest, then the group's */
 #pragma unroll
     for (int j = 0; j < VPT; j++) {
@@ -261,7 +263,7 @@ AOT_DEV void keep_lane_groups(const aot_route_kargs &a, const float (&c)[VPT], a
         const float o1 = aot_shfl_xor_f32(m1, m), o2 = aot_shfl_xor_f32(m2, m);
         m2 = aot_fmaxf(aot_fmaxf(m2, o2), m1 < o1 ? m1 : o1), m1 = aot_fmaxf(m1, o1);
     }
-    const float gs = a.bias && L * VPT > 1 ? m1 + m2 : m1;
+    const float gs = a.bias && G > 1 ? m1 + m2 : m1;
     const bool group = g < a.n_group; /* lanes past the experts hold no group */
     aot_u32 kept = 0;
     for (int r = 0; r < a.topk_group; r++) {
@@ -325,26 +327,21 @@ AOT_DEV void load_row(const aot_route_kargs &a, int row, float (&x)[VPT])
     }
 }
 
-/* The lane's run of bias in the lane-groups layout where it loads whole (a.vec_bias), read in
- * route_row together with the logits: read when added, its latency followed the logits' (the
- * loads sit under different branches, so the compiler kept them apart). */
-template <int VPT>
-AOT_DEV void load_bias_run(const aot_route_kargs &a, aot_u32 (&b)[VPT])
-{
-    const bool in = aot_lane() * VPT < a.experts;
-    load_run<4 * VPT>((const aot_u32 *)a.bias + (in ? aot_lane() * VPT : 0), b);
-}
-
-/* Adds the correction bias to the lane's selection scores (b: load_bias_run's, with
- * a.vec_bias); slots past the row become candidates of none. */
+/* Adds the correction bias to the lane's selection scores; slots past the row become
+ * candidates of none. With a.vec_bias the lane's run of bias comes in whole loads. (Reading it
+ * with the logits, so that one load's latency hides the other's, took topk_route_groups_v8 from
+ * 32 registers to 40: 6 blocks a multiprocessor instead of 8.) */
 template <int VPT, bool CONTIG>
-AOT_DEV void add_bias(const aot_route_kargs &a, const aot_u32 (&b)[VPT], float (&x)[VPT], aot_u32 &taken)
+AOT_DEV void add_bias(const aot_route_kargs &a, float (&x)[VPT], aot_u32 &taken)
 {
     const int lane = aot_lane();
     if (CONTIG && a.vec_bias) {
+        const bool in = lane * VPT < a.experts;
+        aot_u32 b[VPT];
+        load_run<4 * VPT>((const aot_u32 *)a.bias + (in ? lane * VPT : 0), b);
 #pragma unroll
         for (int j = 0; j < VPT; j++) x[j] += aot_f32_from_bits(b[j]);
-        if (lane * VPT >= a.experts) taken = ~0u;
+        if (!in) taken = ~0u;
         return;
     }
 #pragma unroll
@@ -385,35 +382,32 @@ AOT_DEV void route_row(const aot_route_kargs &a, int row)
 {
     const int lane = aot_lane(), E = a.experts;
     float x[VPT];
-    aot_u32 b[VPT];
     load_row<VPT, CONTIG, DT>(a, row, x);
-    if (CONTIG && a.vec_bias) load_bias_run<VPT>(a, b);
     float mx = 0.0f, inv = 0.0f;
     if (a.scoring == AOT_ROUTE_SOFTMAX) softmax_stats<VPT>(x, mx, inv);
     aot_u32 taken = 0; /* bit j: the lane's expert j is not a candidate */
     score_row<VPT>(a.scoring, x, mx, inv, CONTIG ? VPT : (E + AOT_WAVE - 1) / AOT_WAVE);
-    add_bias<VPT, CONTIG>(a, b, x, taken); /* x becomes the selection score */
+    add_bias<VPT, CONTIG>(a, x, taken); /* x becomes the selection score */
     if (CONTIG && a.n_group > 1) keep_lane_groups<VPT>(a, x, taken);
     else if (GROUPS && a.n_group > 1) keep_groups<VPT>(a, x, taken);
     aot_u32 key[VPT]; /* the candidates' order keys (0: none) */
 #pragma unroll
     for (int j = 0; j < VPT; j++) key[j] = taken >> j & 1u ? 0u : selection_key(x[j]);
     /* k rounds of a wave argmax over the lanes' best (step 4 above; a pass over every slot in
-     * every round made the rounds most of the kernel's instructions). e is the expert of the
-     * lane's candidate, 0x7fffffff for none; experts are distinct, so the lane holding the
-     * round's expert is the winner. */
+     * every round made the rounds most of the kernel's instructions). Experts are distinct, so
+     * the lane holding the round's expert is the winner. (Keeping each lane's expert from round
+     * to round, and a look over the slots on the winner's own branch instead of after a wave
+     * vote, took topk_route_groups_v8 from 34 registers to 40.) */
     aot_u32 bk, sk;
     int bj, sj, my_e = -1;
     lane_top2<VPT>(key, 0u, bk, bj, sk, sj); /* taken slots hold key 0 already */
-    int e = bk ? expert_of<VPT, CONTIG>(bj, lane) : 0x7fffffff;
     for (int r = 0; r < a.k; r++) {
+        const int e = bk ? expert_of<VPT, CONTIG>(bj, lane) : 0x7fffffff;
         int be;
         wave_argmax(bk, e, be);
-        if (bk && e == be) { /* won: the second steps up; a lane that won twice looks again */
-            taken |= 1u << bj, bk = sk, bj = sj, sk = 0;
-            if (!bk && r + 1 < a.k) lane_top2<VPT>(key, taken, bk, bj, sk, sj);
-            e = bk ? expert_of<VPT, CONTIG>(bj, lane) : 0x7fffffff;
-        }
+        const bool won = bk && e == be;
+        if (won) taken |= 1u << bj, bk = sk, bj = sj, sk = 0;
+        if (aot_wave_any(won && bk == 0 && r + 1 < a.k)) lane_top2<VPT>(key, taken, bk, bj, sk, sj);
         if (lane == r) my_e = be;
     }
     my_e = my_e < E ? my_e : -1; /* no candidate left (keys of 0 from NaN bias) */

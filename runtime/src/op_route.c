@@ -77,7 +77,7 @@ static const char *route_variant(unsigned vpt, int layout)
  * layout, and whether each lane's run of logits (vec) and bias (vec_bias) loads whole. */
 typedef struct {
     unsigned vpt;
-    int layout, vec, vec_bias, group_shift;
+    int layout, vec, vec_bias;
 } route_plan;
 
 /* Does a lane's run of vpt logits load whole: every run wholly in or out of the row, and the
@@ -91,7 +91,7 @@ static int route_whole_runs(const aiter_aot_topk_route_args *a, unsigned vpt, si
 static route_plan route_plan_for(const aiter_aot_topk_route_args *a, unsigned vpt, unsigned wave)
 {
     const size_t esize = a->gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 2;
-    route_plan p = {vpt, AOT_ROUTE_STRIDED, 0, 0, 0};
+    route_plan p = {vpt, AOT_ROUTE_STRIDED, 0, 0};
     if (a->input_ids) {
         p.layout = a->scoring == AITER_AOT_ROUTE_SOFTMAX ? AOT_ROUTE_GENERAL : AOT_ROUTE_HASH;
         return p;
@@ -102,7 +102,6 @@ static route_plan route_plan_for(const aiter_aot_topk_route_args *a, unsigned vp
         const unsigned G = (unsigned)(a->experts / a->n_group), L = G / vpt;
         p.layout = G % vpt == 0 && L <= wave && (L & (L - 1)) == 0 ? AOT_ROUTE_LANE_GROUPS : AOT_ROUTE_GENERAL;
         p.vec = p.layout == AOT_ROUTE_LANE_GROUPS && route_whole_runs(a, vpt, esize);
-        while (p.layout == AOT_ROUTE_LANE_GROUPS && (1u << p.group_shift) < L) p.group_shift++;
     } else {
         /* ungrouped rows: one group of the whole wave in the lane-groups layout where the runs
          * load whole (typed loads, no slot past the row where experts / wave has a kernel:
@@ -146,7 +145,7 @@ aiter_aot_status aiter_aot_topk_route(const aiter_aot_topk_route_args *args, voi
                          .renormalize = a.renormalize != 0, .dtype = (int32_t)a.gating_dtype,
                          .ids_int64 = a.topk_ids_int64 != 0, .hash_int64 = a.hash_ids_int64 != 0,
                          .scale = a.routed_scaling_factor == 0.0f ? 1.0f : a.routed_scaling_factor, .vec = p.vec,
-                         .vec_bias = p.vec_bias, .group_shift = p.group_shift};
+                         .vec_bias = p.vec_bias};
     const unsigned rows_per_block = route_rows_per_block(p.layout, a.k, wave);
     const unsigned grid = (unsigned)((a.tokens + rows_per_block - 1) / rows_per_block);
     const char *name = route_variant(p.vpt, p.layout);
