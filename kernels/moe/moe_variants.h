@@ -53,7 +53,8 @@
  * takes the smallest power-of-two vpt with vpt * wave >= experts, or another where
  * route_plan_for (op_route.c) says. Layouts, each its own kernel so that one path's registers
  * do not limit another's occupancy:
- *   AOT_ROUTE_STRIDED      lane l holds experts l, l + wave, ...: ungrouped rows;
+ *   AOT_ROUTE_STRIDED      lane l holds experts l, l + wave, ...: ungrouped rows whose runs do
+ *                          not load whole;
  *   AOT_ROUTE_GENERAL      the same layout for groups that do not fall on whole lanes and for
  *                          hash routing with softmax;
  *   AOT_ROUTE_LANE_GROUPS  lane l holds experts l vpt .. l vpt + vpt - 1, each group on whole
