@@ -355,14 +355,6 @@ AOT_DEV void add_bias(const aot_route_kargs &a, float (&x)[VPT], aot_u32 &taken)
     }
 }
 
-/* The order key of a selection score: aot_order_key without its -0 test, as a selection score
- * is never -0 (a score is +0 or more, and score + bias is -0 only if both are). */
-AOT_DEV aot_u32 selection_key(float f)
-{
-    const aot_u32 u = aot_bits_from_f32(f);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
 /* The lane's two best candidates among the slots not in `taken`: keys bk >= sk (0: none) and
  * their slots; ties keep the lower slot first, which holds the lower expert. */
 template <int VPT>
@@ -392,7 +384,7 @@ AOT_DEV void route_row(const aot_route_kargs &a, int row)
     else if (GROUPS && a.n_group > 1) keep_groups<VPT>(a, x, taken);
     aot_u32 key[VPT]; /* the candidates' order keys (0: none) */
 #pragma unroll
-    for (int j = 0; j < VPT; j++) key[j] = taken >> j & 1u ? 0u : selection_key(x[j]);
+    for (int j = 0; j < VPT; j++) key[j] = taken >> j & 1u ? 0u : aot_order_key(x[j]);
     /* k rounds of a wave argmax over the lanes' best (step 4 above; a pass over every slot in
      * every round made the rounds most of the kernel's instructions). Experts are distinct, so
      * the lane holding the round's expert is the winner. (Keeping each lane's expert from round

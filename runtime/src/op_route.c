@@ -107,10 +107,8 @@ static route_plan route_plan_for(const aiter_aot_topk_route_args *a, unsigned vp
          * load whole (typed loads, no slot past the row where experts / wave has a kernel:
          * 384 experts take 12 a lane at wave 32), else the strided layout */
         const unsigned exact = (unsigned)a->experts / wave;
-        if (a->experts % wave == 0 && route_variant(exact, AOT_ROUTE_LANE_GROUPS)) p.vpt = exact;
-        p.vec = route_whole_runs(a, p.vpt, esize);
-        p.layout = p.vec ? AOT_ROUTE_LANE_GROUPS : AOT_ROUTE_STRIDED;
-        p.vpt = p.vec ? p.vpt : vpt;
+        const unsigned v = a->experts % wave == 0 && route_variant(exact, AOT_ROUTE_LANE_GROUPS) ? exact : vpt;
+        if (route_whole_runs(a, v, esize)) p.vpt = v, p.layout = AOT_ROUTE_LANE_GROUPS, p.vec = 1;
     }
     p.vec_bias = p.vec && a->bias && !aot_misaligned(a->bias, AOT_ROUTE_CHUNK(4 * p.vpt));
     return p;
