@@ -682,13 +682,13 @@ struct ws_tiles { /* swizzled tiles (aot_swz), each 1024-byte aligned */
  * tiles n - 1 - j and j of a sequence's n. Tile j then costs about j + 1 key steps, so every pair
  * of a sequence costs the same and the blocks move through the units in step: they finish
  * together, and the units at work at once come from a few heads, whose K and V stay in L2. */
-AOT_DEV int ws_units(const aot_fmha_kargs &a) { return (a.pairs ? (a.q_tiles + 1) / 2 : a.q_tiles) * a.hq * a.batch; }
+AOT_DEV int ws_units(const aot_fmha_kargs &a) { return AOT_FMHA_WS_UNITS_PER_HEAD(a.q_tiles, a.pairs) * a.hq * a.batch; }
 
 /* Tile e (0 or 1) of unit u: its sequence, head and first row; false when there is none. */
 AOT_DEV bool ws_tile_of(const aot_fmha_kargs &a, int u, int e, fmha_block &k)
 {
     if (e && !a.pairs) return false;
-    const int per = a.pairs ? (a.q_tiles + 1) / 2 : a.q_tiles, j = u % per, h = u / per % a.hq, b = u / per / a.hq;
+    const int per = AOT_FMHA_WS_UNITS_PER_HEAD(a.q_tiles, a.pairs), j = u % per, h = u / per % a.hq, b = u / per / a.hq;
     k.s = seq_of(a, b, h);
     const int n = k.s.sq / AOT_FMHA_WS_ROWS + (k.s.sq % AOT_FMHA_WS_ROWS != 0), last = n - 1 - j;
     const int tile = e == 0 && a.pairs ? last : j;

@@ -35,6 +35,9 @@ typedef struct {
 #define AOT_FMHA_WS_ROWS 128
 #define AOT_FMHA_WS_THREADS 384
 #define AOT_FMHA_WS_STAGES 2
+/* Units of work a sequence and head gives the persistent blocks: a query tile each, or with
+ * pairs a pair of tiles each (fmha.hip: ws_units). The host sizes the grid by the same count. */
+#define AOT_FMHA_WS_UNITS_PER_HEAD(q_tiles, pairs) ((pairs) ? ((q_tiles) + 1) / 2 : (q_tiles))
 /* Dynamic shared memory of a variant: the Q tile, the ring, its barriers and the alignment. */
 #define AOT_FMHA_WS_SHARED(d, dv, keys) \
     (1024 + 2 * (AOT_FMHA_WS_ROWS * (d) + AOT_FMHA_WS_STAGES * (keys) * ((d) + (dv))) + 16 * (4 + 5 * AOT_FMHA_WS_STAGES))

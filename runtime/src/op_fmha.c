@@ -117,7 +117,7 @@ static aiter_aot_status ws_run(const aiter_aot_fmha_varlen_fwd_args *a, const ao
     w.a.pairs = base->causal || base->window_right >= 0;
     int sms;
     AOT_FORWARD(aot_op_multiprocessors(&sms, d));
-    const int64_t units = (w.a.pairs ? (w.a.q_tiles + 1) / 2 : w.a.q_tiles) * (int64_t)a->hq * a->batch;
+    const int64_t units = AOT_FMHA_WS_UNITS_PER_HEAD(w.a.q_tiles, w.a.pairs) * (int64_t)a->hq * a->batch;
     if (units > INT32_MAX - (int64_t)sms) return AITER_AOT_STATUS_UNSUPPORTED; /* a block's unit index would pass int32 */
     return aot_op_run(&kern, &w, (unsigned)(units < sms ? units : sms), AOT_FMHA_WS_THREADS, /* persistent */
                       AOT_FMHA_WS_SHARED(a->head_dim, a->head_dim_v, keys), 0, stream, d);
