@@ -1,22 +1,24 @@
 /* topk_route.hip : the MoE routers of aiter_aot_topk_route (semantics in
- * runtime/include/aiter_aot_moe.h and docs/routing.md). A wave takes one token row:
- * 1. Lane l holds experts l, l+W, l+2W, ... (VPT of them), or in the lane-groups layout the
- *    run l VPT .. l VPT + VPT - 1 read in whole loads; NaN logits read as -inf.
- * 2. Scores: softmax (wave max and sum first), sigmoid or sqrt(softplus); the selection score
+ * runtime/include/aiter_aot_moe.h and docs/routing.md). A row of L lanes takes one token (the
+ * rows layout: L of 8 or 16, several rows a wave; elsewhere L is the wave):
+ * 1. Each lane holds VPT experts: in the rows layout runs of 4 (run c at 4 (l + L c)), in the
+ *    lane-groups layout the run l VPT .. l VPT + VPT - 1, strided (l, l + W, ...) where runs
+ *    do not load whole; NaN logits read as -inf.
+ * 2. Scores: softmax (row max and sum first), sigmoid or sqrt(softplus); the selection score
  *    is the score plus the optional correction bias.
  * 3. Grouped selection (n_group > 1): each group's score (the sum of its two largest selection
- *    scores with a bias, its largest without) is reduced over the wave and lands on lane g;
- *    topk_group rounds of a wave argmax over those lanes keep the groups, and the experts of
- *    the others are marked taken. Where groups fall on whole lanes (the lane-groups layout),
- *    a butterfly over each group's lanes gives every group's score at once (keep_lane_groups).
- * 4. k rounds of a wave argmax over the lanes' best candidates (ties: the lower expert). Each
- *    lane keeps its two best; a win promotes the second, and the lanes look over their slots
- *    again only after some lane has won twice. Lane s keeps round s's expert and computes its
- *    unbiased score from its logit again, so the k outputs are written by k lanes at once.
+ *    scores with a bias, its largest without) comes from a butterfly over the lanes holding
+ *    the group (or a wave reduction a group where groups do not fall on whole lanes);
+ *    topk_group rounds of an argmax keep the groups, and the experts of the others are marked
+ *    taken.
+ * 4. k rounds of an argmax over the row's lanes' best candidates (ties: the lower expert).
+ *    Each lane keeps its two best; a win promotes the second, and the lanes look over their
+ *    slots again only after some lane has won twice. Lane s keeps round s's expert and computes
+ *    its unbiased score from its logit again, so the k outputs are written by k lanes at once.
  * Hash routing reads the k experts from tid2eid instead of 3 and 4; without softmax it takes a
  * few lanes a row (hash_lanes).
- * The kernels, one per layout and experts-per-lane count VPT, are listed in moe_variants.h
- * (AOT_ROUTE_VARIANTS); the runtime picks VPT and the layout (op_route.c: route_plan_for). */
+ * The kernels, one per layout, experts-per-lane count VPT and L, are listed in moe_variants.h
+ * (AOT_ROUTE_VARIANTS); the runtime picks one (op_route.c: route_plan_for). */
 #include "aot_device.h"
 #include "moe_kargs.h"
 #include "moe_variants.h" /* the kernels this file instantiates */
@@ -410,6 +412,218 @@ AOT_DEV void route_row(const aot_route_kargs &a, int row)
     write_slot(a, row, w, my_e);
 }
 
+/* ---- The rows layout (AOT_ROUTE_ROWS): L lanes a row, AOT_WAVE / L rows a wave ----
+ * Lane l of a row holds VPT experts in runs of 4, each one 8- or 16-byte load: slot j = 4 c + i
+ * is expert 4 (l + L c) + i, so run column c of a row is experts [4 L c, 4 L (c + 1)), one group
+ * where groups have 4 L experts (DeepSeek-V3's 32 at L = 8). Every step across lanes is a
+ * butterfly over the row's L lanes, so one shuffle serves AOT_WAVE / L rows: with a wave a row,
+ * the reductions, the rounds and each row's set-up were most of the instructions (ncu: 818 warp
+ * instructions a row for DeepSeek-V3 in topk_route_groups_v8). */
+
+template <int L>
+AOT_DEV aot_u32 row_max_u32(aot_u32 v)
+{
+    for (int m = 1; m < L; m <<= 1) {
+        const aot_u32 o = (aot_u32)aot_shfl_xor_i32((int)v, m);
+        v = o > v ? o : v;
+    }
+    return v;
+}
+
+template <int L>
+AOT_DEV aot_u32 row_min_u32(aot_u32 v)
+{
+    for (int m = 1; m < L; m <<= 1) {
+        const aot_u32 o = (aot_u32)aot_shfl_xor_i32((int)v, m);
+        v = o < v ? o : v;
+    }
+    return v;
+}
+
+template <int L>
+AOT_DEV float row_sum_f32(float v)
+{
+    for (int m = 1; m < L; m <<= 1) v += aot_shfl_xor_f32(v, m);
+    return v;
+}
+
+template <int L>
+AOT_DEV int rows_expert(int j, int l) { return 4 * (l + L * (j / 4)) + j % 4; }
+
+/* The lane's logits; runs past the row (none where FULL: experts = VPT L) read as -inf, from
+ * the row's first run. FULL rows load at fixed offsets from one address. */
+template <int VPT, int L, int DT, bool FULL>
+AOT_DEV void rows_load(const aot_route_kargs &a, int row, int l, float (&x)[VPT])
+{
+    constexpr int W = DT == AOT_GATING_F32 ? 4 : 2; /* words a run */
+    const aot_u32 neg = DT == AOT_GATING_F32 ? 0xff800000u : DT == AOT_GATING_BF16 ? 0xff80ff80u : 0xfc00fc00u;
+    const aot_u32 *row0 = (const aot_u32 *)a.gating + (aot_i64)row * (a.row_stride / 4) * W, *run0 = row0 + l * W;
+#pragma unroll
+    for (int c = 0; c < VPT / 4; c++) {
+        const bool in = FULL || 4 * (l + L * c) < a.experts;
+        const aot_words<W> q = aot_load_words<W>(in ? run0 + L * W * c : row0);
+#pragma unroll
+        for (int i = 0; i < W; i++) {
+            const aot_u32 v = in ? q.v[i] : neg;
+            if (DT == AOT_GATING_F32) x[4 * c + i] = aot_f32_from_bits(v);
+            else if (DT == AOT_GATING_BF16) x[4 * c + 2 * i] = aot_f32_from_bits(v << 16), x[4 * c + 2 * i + 1] = aot_f32_from_bits(v & 0xffff0000u);
+            else x[4 * c + 2 * i] = aot_f16_to_f32((aot_u16)v), x[4 * c + 2 * i + 1] = aot_f16_to_f32((aot_u16)(v >> 16));
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < VPT; j++) x[j] = aot_fmaxf(x[j], -AOT_INF); /* NaN reads as -inf */
+}
+
+/* Adds the bias (16-byte runs) and marks the slots past the row taken (rows_load's FULL). */
+template <int VPT, int L, bool FULL>
+AOT_DEV void rows_bias(const aot_route_kargs &a, int l, float (&x)[VPT], aot_u32 &taken)
+{
+    const aot_u32 *bias = (const aot_u32 *)a.bias, *run0 = bias + 4 * l;
+#pragma unroll
+    for (int c = 0; c < VPT / 4; c++) {
+        const bool in = FULL || 4 * (l + L * c) < a.experts;
+        if (!in) taken |= 0xfu << 4 * c;
+        if (!a.bias) continue;
+        const aot_u32x4 b = aot_load_u32x4(in ? run0 + 4 * L * c : bias);
+#pragma unroll
+        for (int i = 0; i < 4; i++) x[4 * c + i] += aot_f32_from_bits(b.v[i]);
+    }
+}
+
+/* Softmax statistics of the row: mx and 1 / sum (softmax_stats over L lanes). */
+template <int VPT, int L>
+AOT_DEV void rows_softmax_stats(const float (&x)[VPT], float &mx, float &inv)
+{
+    float m = -AOT_INF;
+#pragma unroll
+    for (int j = 0; j < VPT; j++) m = aot_fmaxf(m, x[j]);
+    mx = aot_from_order_key(row_max_u32<L>(aot_order_key(m)));
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < VPT; j++)
+        sum += mx == AOT_INF ? (x[j] == AOT_INF ? 1.0f : 0.0f) : mx == -AOT_INF ? 0.0f : aot_exp_fast(x[j] - mx);
+    sum = row_sum_f32<L>(sum);
+    inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+}
+
+/* Grouped selection, group c = run column c: its score (keep_lane_groups' rule) from each
+ * lane's two largest of the column and a butterfly, then topk_group rounds over the columns,
+ * the same on every lane of the row; the other columns' slots are marked taken. */
+template <int VPT, int L>
+AOT_DEV void rows_keep_groups(const aot_route_kargs &a, const float (&x)[VPT], aot_u32 &taken)
+{
+    constexpr int C = VPT / 4;
+    aot_u32 gk[C]; /* order keys of the group scores */
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        float m1 = -AOT_INF, m2 = -AOT_INF;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const float v = x[4 * c + i];
+            m2 = aot_fmaxf(m2, v < m1 ? v : m1), m1 = aot_fmaxf(m1, v);
+        }
+        for (int m = 1; m < L; m <<= 1) {
+            const float o1 = aot_shfl_xor_f32(m1, m), o2 = aot_shfl_xor_f32(m2, m);
+            m2 = aot_fmaxf(aot_fmaxf(m2, o2), m1 < o1 ? m1 : o1), m1 = aot_fmaxf(m1, o1);
+        }
+        gk[c] = aot_order_key(a.bias ? m1 + m2 : m1); /* groups have 4 L >= 2 experts */
+    }
+    aot_u32 kept = 0;
+    for (int r = 0; r < a.topk_group; r++) {
+        aot_u32 best = 0;
+        int bc = -1;
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            const aot_u32 k = c < a.n_group && !(kept >> c & 1u) ? gk[c] : 0u;
+            if (k > best) best = k, bc = c;
+        }
+        if (bc >= 0) kept |= 1u << bc;
+    }
+#pragma unroll
+    for (int c = 0; c < C; c++)
+        if (!(kept >> c & 1u)) taken |= 0xfu << 4 * c;
+}
+
+/* Scores, softmax's rules a slot (route_score): score_row's separate path for a row whose max
+ * is +-inf took topk_route_rows_v32_l8 from 116 registers to 256 and 27 spilled to AGPRs on
+ * gfx942. */
+template <int VPT>
+AOT_DEV void rows_score(int scoring, float (&x)[VPT], float mx, float inv)
+{
+    if (scoring == AOT_ROUTE_SIGMOID) {
+#pragma unroll
+        for (int j = 0; j < VPT; j++) x[j] = route_sigmoid(x[j]);
+    } else if (scoring == AOT_ROUTE_SQRT_SOFTPLUS) {
+#pragma unroll
+        for (int j = 0; j < VPT; j++) x[j] = sqrt_softplus(x[j]);
+    } else {
+#pragma unroll
+        for (int j = 0; j < VPT; j++) x[j] = route_score(scoring, x[j], mx, inv);
+    }
+}
+
+/* The lane's three best candidates among the slots not in `taken`: keys k[0] >= k[1] >= k[2]
+ * (0: none) and their slots; ties keep the lower slot first (lane_top2's rule). */
+template <int VPT>
+AOT_DEV void lane_top3(const aot_u32 (&key)[VPT], aot_u32 taken, aot_u32 (&k)[3], int (&s)[3])
+{
+    k[0] = k[1] = k[2] = 0, s[0] = s[1] = s[2] = 0;
+#pragma unroll
+    for (int j = 0; j < VPT; j++) {
+        const aot_u32 kj = taken >> j & 1u ? 0u : key[j];
+        const bool c0 = kj > k[0], c1 = kj > k[1], c2 = kj > k[2];
+        k[2] = c1 ? k[1] : c2 ? kj : k[2], s[2] = c1 ? s[1] : c2 ? j : s[2];
+        k[1] = c0 ? k[0] : c1 ? kj : k[1], s[1] = c0 ? s[0] : c1 ? j : s[1];
+        k[0] = c0 ? kj : k[0], s[0] = c0 ? j : s[0];
+    }
+}
+
+template <int VPT, int L, int DT>
+AOT_DEV void route_rows(const aot_route_kargs &a)
+{
+    const int t = aot_thread_x(), l = t % L;
+    const int wave_row = aot_block_x() * (AOT_TOPK_BLOCK / L) + t / AOT_WAVE * (AOT_WAVE / L);
+    if (wave_row >= a.tokens) return; /* whole waves leave together */
+    /* a row past the last runs on as the last (the butterflies take the whole wave) and
+     * writes nothing */
+    const int row0 = aot_block_x() * (AOT_TOPK_BLOCK / L) + t / L, row = row0 < a.tokens ? row0 : a.tokens - 1;
+    float x[VPT];
+    const bool full = a.experts == VPT * L;
+    if (full) rows_load<VPT, L, DT, true>(a, row, l, x);
+    else rows_load<VPT, L, DT, false>(a, row, l, x);
+    float mx = 0.0f, inv = 0.0f;
+    if (a.scoring == AOT_ROUTE_SOFTMAX) rows_softmax_stats<VPT, L>(x, mx, inv);
+    rows_score<VPT>(a.scoring, x, mx, inv);
+    aot_u32 taken = 0; /* bit j: the lane's expert j is not a candidate */
+    if (full) rows_bias<VPT, L, true>(a, l, x, taken);
+    else rows_bias<VPT, L, false>(a, l, x, taken);
+    if (a.n_group > 1) rows_keep_groups<VPT, L>(a, x, taken);
+    aot_u32 key[VPT];
+#pragma unroll
+    for (int j = 0; j < VPT; j++) key[j] = taken >> j & 1u ? 0u : aot_order_key(x[j]);
+    /* k rounds (route_row's), the argmax a butterfly over the row: the best key, then the
+     * lowest expert holding it (lanes do not hold ascending experts here). Each lane keeps its
+     * three best: with two, some lane of a wave's rows had won twice after a few rounds, and
+     * the looks over 32 slots were 29 % of topk_route_rows_v32_l8's instructions (ncu). */
+    aot_u32 ck[3];
+    int cj[3], my_e = -1;
+    lane_top3<VPT>(key, 0u, ck, cj);
+    for (int r = 0; r < a.k; r++) {
+        const int e = ck[0] ? rows_expert<L>(cj[0], l) : 0x7fffffff;
+        const aot_u32 best = row_max_u32<L>(ck[0]);
+        const int be = (int)row_min_u32<L>(ck[0] == best ? (aot_u32)e : 0x7fffffffu);
+        const bool won = ck[0] && e == be;
+        if (won) taken |= 1u << cj[0], ck[0] = ck[1], cj[0] = cj[1], ck[1] = ck[2], cj[1] = cj[2], ck[2] = 0;
+        if (aot_wave_any(won && ck[0] == 0 && r + 1 < a.k)) lane_top3<VPT>(key, taken, ck, cj);
+        if (l == r) my_e = be;
+    }
+    my_e = my_e < a.experts ? my_e : -1;
+    const bool on = l < a.k;
+    float w = on && my_e >= 0 ? route_score(a.scoring, route_logit<DT>(a, row, my_e), mx, inv) : 0.0f;
+    if (a.renormalize) w *= aot_rcp_fast(aot_fmaxf(row_sum_f32<L>(w), 1e-20f));
+    if (on && row0 < a.tokens) store_slot(a, row, l, w * a.scale, my_e);
+}
+
 /* A wave's row by layout (moe_variants.h). The logits' type is a template argument where that
  * keeps the registers of the kernel (the lane-groups kernel holds 32 at 8 experts a lane with
  * three typed copies); the other layouts read it from a.dtype, as three copies of their rows
@@ -424,7 +638,7 @@ AOT_DEV void route_typed(const aot_route_kargs &a, int row)
 }
 
 template <int VPT, int LAYOUT>
-AOT_DEV void route_kernel_body(const aot_route_kargs &a)
+AOT_DEV void route_layout(const aot_route_kargs &a)
 {
     if (LAYOUT == AOT_ROUTE_HASH) {
         if (a.dtype == AOT_GATING_F32) hash_lanes<AOT_GATING_F32>(a);
@@ -441,11 +655,23 @@ AOT_DEV void route_kernel_body(const aot_route_kargs &a)
     else route_typed<VPT, LAYOUT, AOT_GATING_F16>(a, row);
 }
 
-/* One kernel per (experts a lane, layout), from the family's list (moe_variants.h). */
-#define ROUTE_KERNEL(name, kargs, vpt, layout)                                                \
+template <int VPT, int LAYOUT, int L>
+AOT_DEV void route_kernel_body(const aot_route_kargs &a)
+{
+    if constexpr (LAYOUT == AOT_ROUTE_ROWS) {
+        if (a.dtype == AOT_GATING_F32) route_rows<VPT, L, AOT_GATING_F32>(a);
+        else if (a.dtype == AOT_GATING_BF16) route_rows<VPT, L, AOT_GATING_BF16>(a);
+        else route_rows<VPT, L, AOT_GATING_F16>(a);
+    } else {
+        route_layout<VPT, LAYOUT>(a);
+    }
+}
+
+/* One kernel per (experts a lane, layout, lanes a row), from the family's list (moe_variants.h). */
+#define ROUTE_KERNEL(name, kargs, vpt, layout, lanes)                                         \
     AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_TOPK_BLOCK) void name(kargs a)                           \
     {                                                                                         \
-        route_kernel_body<vpt, layout>(a);                                                    \
+        route_kernel_body<vpt, layout, lanes>(a);                                             \
     }                                                                                         \
     AOT_EMU_ENTRY(name, kargs)
 AOT_ROUTE_VARIANTS(ROUTE_KERNEL)

@@ -59,26 +59,54 @@ static aiter_aot_status route_check(const aiter_aot_topk_route_args *a, aot_diag
     return groups_check(a, d);
 }
 
-/* The router of moe_variants.h for vpt experts a lane and a layout, or NULL where there is none. */
-static const char *route_variant(unsigned vpt, int layout)
+/* The router of moe_variants.h for vpt experts a lane, a layout and (the rows layout) lanes a
+ * row, or NULL where there is none. */
+static const char *route_variant(unsigned vpt, int layout, unsigned lanes)
 {
-#define ROUTE_ROW(name, kargs, v, lay) {AOT_K_##name, v, lay},
-    static const struct { aot_kernel_id id; unsigned vpt; int layout; } variants[] = {AOT_ROUTE_VARIANTS(ROUTE_ROW)};
+#define ROUTE_ROW(name, kargs, v, lay, l) {AOT_K_##name, v, lay, l},
+    static const struct { aot_kernel_id id; unsigned vpt; int layout; unsigned lanes; } variants[] = {
+        AOT_ROUTE_VARIANTS(ROUTE_ROW)};
 #undef ROUTE_ROW
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
-        if (variants[i].layout == layout && (variants[i].vpt == vpt || layout == AOT_ROUTE_HASH))
+        if (variants[i].layout == layout && variants[i].lanes == lanes && (variants[i].vpt == vpt || layout == AOT_ROUTE_HASH))
             return aot_kernel_name(variants[i].id);
     return NULL;
 }
 
-/* The kernel's choice for a row of a.experts on a wave of `wave` (moe_variants.h): vpt experts
- * a lane (the smallest power of two with vpt * wave >= experts from aot_op_lanes, or for
- * ungrouped rows in the lane-groups layout experts / wave where a kernel has that count), the
- * layout, and whether each lane's run of logits (vec) and bias (vec_bias) loads whole. */
+/* The kernel's choice for a row of a.experts on a wave of `wave` (moe_variants.h): the rows
+ * layout where it fits (route_rows_plan), else vpt experts a lane (the smallest power of two
+ * with vpt * wave >= experts from aot_op_lanes, or for ungrouped rows in the lane-groups layout
+ * experts / wave where a kernel has that count), the layout, and whether each lane's run of
+ * logits (vec) and bias (vec_bias) loads whole. */
 typedef struct {
-    unsigned vpt;
+    unsigned vpt, lanes;
     int layout, vec, vec_bias;
 } route_plan;
+
+/* The rows layout's kernel for this row, if one fits: the fewest slots that hold the row, every run of 4 logits one aligned load, k <= lanes, a 16-byte aligned bias, and groups
+ * (if any) of 4 lanes experts, a run column each. */
+/* The rows layout from this many tokens: below it one row's latency (a shuffle a reduction step
+ * instead of one redux.sync, 32 slots a lane to look over) outweighs the instructions it saves. */
+#define ROWS_MIN_TOKENS 1024
+
+static int route_rows_plan(const aiter_aot_topk_route_args *a, size_t esize, route_plan *p)
+{
+#define ROWS_ROW(name, kargs, v, lay, l) {v, lay, l},
+    static const struct { unsigned vpt; int layout; unsigned lanes; } variants[] = {AOT_ROUTE_VARIANTS(ROWS_ROW)};
+#undef ROWS_ROW
+    if (a->tokens < ROWS_MIN_TOKENS || a->input_ids || a->experts % 4 || a->gating_row_stride % 4 || aot_misaligned(a->gating, 4 * esize) ||
+        aot_misaligned(a->bias, 16))
+        return 0;
+    unsigned best = 0; /* the fewest slots a row, then the fewest a lane */
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        const unsigned v = variants[i].vpt, l = variants[i].lanes;
+        const int fits = variants[i].layout == AOT_ROUTE_ROWS && v * l >= (unsigned)a->experts && (unsigned)a->k <= l &&
+                         (a->n_group <= 1 || (unsigned)(a->experts / a->n_group) == 4 * l);
+        if (fits && (!best || v * l < best || (v * l == best && v < p->vpt))) best = v * l, p->vpt = v, p->lanes = l;
+    }
+    if (best) p->layout = AOT_ROUTE_ROWS;
+    return best != 0;
+}
 
 /* Does a lane's run of vpt logits load whole: every run wholly in or out of the row, and the
  * row starts aligned to AOT_ROUTE_CHUNK of a run? */
@@ -91,7 +119,8 @@ static int route_whole_runs(const aiter_aot_topk_route_args *a, unsigned vpt, si
 static route_plan route_plan_for(const aiter_aot_topk_route_args *a, unsigned vpt, unsigned wave)
 {
     const size_t esize = a->gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 2;
-    route_plan p = {vpt, AOT_ROUTE_STRIDED, 0, 0};
+    route_plan p = {vpt, 0, AOT_ROUTE_STRIDED, 0, 0};
+    if (route_rows_plan(a, esize, &p)) return p;
     if (a->input_ids) {
         p.layout = a->scoring == AITER_AOT_ROUTE_SOFTMAX ? AOT_ROUTE_GENERAL : AOT_ROUTE_HASH;
         return p;
@@ -107,20 +136,20 @@ static route_plan route_plan_for(const aiter_aot_topk_route_args *a, unsigned vp
          * load whole (typed loads, no slot past the row where experts / wave has a kernel:
          * 384 experts take 12 a lane at wave 32), else the strided layout */
         const unsigned exact = (unsigned)a->experts / wave;
-        const unsigned v = a->experts % wave == 0 && route_variant(exact, AOT_ROUTE_LANE_GROUPS) ? exact : vpt;
+        const unsigned v = a->experts % wave == 0 && route_variant(exact, AOT_ROUTE_LANE_GROUPS, 0) ? exact : vpt;
         if (route_whole_runs(a, v, esize)) p.vpt = v, p.layout = AOT_ROUTE_LANE_GROUPS, p.vec = 1;
     }
     p.vec_bias = p.vec && a->bias && !aot_misaligned(a->bias, AOT_ROUTE_CHUNK(4 * p.vpt));
     return p;
 }
 
-/* Rows a block of AOT_TOPK_BLOCK threads takes: a wave a row, or for hash routing without
- * softmax the power of two at or above k lanes a row. */
-static unsigned route_rows_per_block(int layout, int k, unsigned wave)
+/* Rows a block of AOT_TOPK_BLOCK threads takes: a wave a row, the plan's lanes a row in the
+ * rows layout, or for hash routing without softmax the power of two at or above k lanes a row. */
+static unsigned route_rows_per_block(const route_plan *p, int k, unsigned wave)
 {
-    unsigned p = 1;
-    while (layout == AOT_ROUTE_HASH && p < (unsigned)k) p <<= 1;
-    return AOT_TOPK_BLOCK / (layout == AOT_ROUTE_HASH ? p : wave);
+    unsigned lanes = 1;
+    while (p->layout == AOT_ROUTE_HASH && lanes < (unsigned)k) lanes <<= 1;
+    return AOT_TOPK_BLOCK / (p->layout == AOT_ROUTE_HASH ? lanes : p->layout == AOT_ROUTE_ROWS ? p->lanes : wave);
 }
 
 aiter_aot_status aiter_aot_topk_route(const aiter_aot_topk_route_args *args, void *stream)
@@ -144,9 +173,9 @@ aiter_aot_status aiter_aot_topk_route(const aiter_aot_topk_route_args *args, voi
                          .ids_int64 = a.topk_ids_int64 != 0, .hash_int64 = a.hash_ids_int64 != 0,
                          .scale = a.routed_scaling_factor == 0.0f ? 1.0f : a.routed_scaling_factor, .vec = p.vec,
                          .vec_bias = p.vec_bias};
-    const unsigned rows_per_block = route_rows_per_block(p.layout, a.k, wave);
+    const unsigned rows_per_block = route_rows_per_block(&p, a.k, wave);
     const unsigned grid = (unsigned)((a.tokens + rows_per_block - 1) / rows_per_block);
-    const char *name = route_variant(p.vpt, p.layout);
+    const char *name = route_variant(p.vpt, p.layout, p.lanes);
     if (name == NULL) /* not reached: experts <= 1024 and wave >= 32 */
         return aot_api_return(aot_fail(&d, AITER_AOT_STATUS_UNSUPPORTED, "topk_route: no kernel for %u experts a lane", p.vpt), &d);
     return aot_api_return(aot_op_launch(name, &k, sizeof k, grid, AOT_TOPK_BLOCK, 0, stream, &d), &d);
