@@ -562,22 +562,6 @@ AOT_DEV void rows_score(int scoring, float (&x)[VPT], float mx, float inv)
     }
 }
 
-/* The lane's three best candidates among the slots not in `taken`: keys k[0] >= k[1] >= k[2]
- * (0: none) and their slots; ties keep the lower slot first (lane_top2's rule). */
-template <int VPT>
-AOT_DEV void lane_top3(const aot_u32 (&key)[VPT], aot_u32 taken, aot_u32 (&k)[3], int (&s)[3])
-{
-    k[0] = k[1] = k[2] = 0, s[0] = s[1] = s[2] = 0;
-#pragma unroll
-    for (int j = 0; j < VPT; j++) {
-        const aot_u32 kj = taken >> j & 1u ? 0u : key[j];
-        const bool c0 = kj > k[0], c1 = kj > k[1], c2 = kj > k[2];
-        k[2] = c1 ? k[1] : c2 ? kj : k[2], s[2] = c1 ? s[1] : c2 ? j : s[2];
-        k[1] = c0 ? k[0] : c1 ? kj : k[1], s[1] = c0 ? s[0] : c1 ? j : s[1];
-        k[0] = c0 ? kj : k[0], s[0] = c0 ? j : s[0];
-    }
-}
-
 template <int VPT, int L, int DT>
 AOT_DEV void route_rows(const aot_route_kargs &a)
 {
@@ -602,19 +586,17 @@ AOT_DEV void route_rows(const aot_route_kargs &a)
 #pragma unroll
     for (int j = 0; j < VPT; j++) key[j] = taken >> j & 1u ? 0u : aot_order_key(x[j]);
     /* k rounds (route_row's), the argmax a butterfly over the row: the best key, then the
-     * lowest expert holding it (lanes do not hold ascending experts here). Each lane keeps its
-     * three best: with two, some lane of a wave's rows had won twice after a few rounds, and
-     * the looks over 32 slots were 29 % of topk_route_rows_v32_l8's instructions (ncu). */
-    aot_u32 ck[3];
-    int cj[3], my_e = -1;
-    lane_top3<VPT>(key, 0u, ck, cj);
+     * lowest expert holding it (lanes do not hold ascending experts here) */
+    aot_u32 bk, sk;
+    int bj, sj, my_e = -1;
+    lane_top2<VPT>(key, 0u, bk, bj, sk, sj);
     for (int r = 0; r < a.k; r++) {
-        const int e = ck[0] ? rows_expert<L>(cj[0], l) : 0x7fffffff;
-        const aot_u32 best = row_max_u32<L>(ck[0]);
-        const int be = (int)row_min_u32<L>(ck[0] == best ? (aot_u32)e : 0x7fffffffu);
-        const bool won = ck[0] && e == be;
-        if (won) taken |= 1u << cj[0], ck[0] = ck[1], cj[0] = cj[1], ck[1] = ck[2], cj[1] = cj[2], ck[2] = 0;
-        if (aot_wave_any(won && ck[0] == 0 && r + 1 < a.k)) lane_top3<VPT>(key, taken, ck, cj);
+        const int e = bk ? rows_expert<L>(bj, l) : 0x7fffffff;
+        const aot_u32 best = row_max_u32<L>(bk);
+        const int be = (int)row_min_u32<L>(bk == best ? (aot_u32)e : 0x7fffffffu);
+        const bool won = bk && e == be;
+        if (won) taken |= 1u << bj, bk = sk, bj = sj, sk = 0;
+        if (aot_wave_any(won && bk == 0 && r + 1 < a.k)) lane_top2<VPT>(key, taken, bk, bj, sk, sj);
         if (l == r) my_e = be;
     }
     my_e = my_e < a.experts ? my_e : -1;

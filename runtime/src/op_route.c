@@ -85,9 +85,11 @@ typedef struct {
 
 /* The rows layout's kernel for this row, if one fits: the fewest slots that hold the row, every run of 4 logits one aligned load, k <= lanes, a 16-byte aligned bias, and groups
  * (if any) of 4 lanes experts, a run column each. */
-/* The rows layout from this many tokens: below it one row's latency (a shuffle a reduction step
- * instead of one redux.sync, 32 slots a lane to look over) outweighs the instructions it saves. */
-#define ROWS_MIN_TOKENS 1024
+/* The rows layout from this many tokens (H100, against the wave-a-row kernels: Llama-4's router
+ * 0.86x at 8192 tokens and 0.63x at 65536, DeepSeek-V3's 1.02x and 0.93x, 1.12x at 4096 and up to
+ * 1.8x at 1..1024): below it one row's latency (a shuffle a reduction step instead of one
+ * redux.sync, up to 32 slots a lane to look over) outweighs the instructions it saves. */
+#define ROWS_MIN_TOKENS 8192
 
 static int route_rows_plan(const aiter_aot_topk_route_args *a, size_t esize, route_plan *p)
 {
