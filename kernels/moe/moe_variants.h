@@ -55,7 +55,8 @@
  *   AOT_ROUTE_ROWS         lanes lanes a row, wave / lanes rows a wave; lane l holds runs of 4
  *                          experts, run c at 4 (l + lanes c): ungrouped rows, and groups of
  *                          4 lanes experts (DeepSeek-V3's 32 at 8 lanes), where every run loads
- *                          whole, k <= lanes and the bias (if any) is 16-byte aligned;
+ *                          whole, k <= lanes and the bias (if any) is 16-byte aligned,
+ *                          from 8192 tokens (op_route.c: ROWS_MIN_TOKENS);
  *   AOT_ROUTE_STRIDED      lane l holds experts l, l + wave, ...: other ungrouped rows whose
  *                          runs do not load whole;
  *   AOT_ROUTE_GENERAL      the same layout for groups that do not fall on whole lanes and for
