@@ -479,6 +479,47 @@ AOT_DEV aot_u32 aot_wave_min_u32(aot_u32 v)
 }
 #endif
 
+/* The same over each aligned group of L lanes (L a power of two up to the wave): every lane gets
+ * its group's result. L = AOT_WAVE is the wave reductions above. */
+template <int L>
+AOT_DEV aot_u32 aot_lanes_max_u32(aot_u32 v)
+{
+    if constexpr (L == AOT_WAVE) {
+        return aot_wave_max_u32(v);
+    } else {
+        for (int m = 1; m < L; m <<= 1) {
+            const aot_u32 o = (aot_u32)aot_shfl_xor_i32((int)v, m);
+            v = o > v ? o : v;
+        }
+        return v;
+    }
+}
+
+template <int L>
+AOT_DEV aot_u32 aot_lanes_min_u32(aot_u32 v)
+{
+    if constexpr (L == AOT_WAVE) {
+        return aot_wave_min_u32(v);
+    } else {
+        for (int m = 1; m < L; m <<= 1) {
+            const aot_u32 o = (aot_u32)aot_shfl_xor_i32((int)v, m);
+            v = o < v ? o : v;
+        }
+        return v;
+    }
+}
+
+template <int L>
+AOT_DEV float aot_lanes_sum_f32(float v)
+{
+    if constexpr (L == AOT_WAVE) {
+        return aot_wave_sum_f32(v);
+    } else {
+        for (int m = 1; m < L; m <<= 1) v += aot_shfl_xor_f32(v, m);
+        return v;
+    }
+}
+
 /* Does any lane of the wave hold p? A vendor with a vote instruction defines AOT_WAVE_ANY. */
 #if !defined(AOT_WAVE_ANY)
 AOT_DEV bool aot_wave_any(bool p) { return aot_wave_max_u32(p ? 1u : 0u) != 0u; }

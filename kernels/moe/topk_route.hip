@@ -98,19 +98,19 @@ AOT_DEV void score_row(int scoring, float (&x)[VPT], float mx, float inv, int li
     }
 }
 
-/* Softmax statistics of the wave's row: mx and 1 / sum. */
-template <int VPT>
+/* Softmax statistics of a row of L lanes: mx and 1 / sum. */
+template <int VPT, int L = AOT_WAVE>
 AOT_DEV void softmax_stats(const float (&x)[VPT], float &mx, float &inv)
 {
     float m = -AOT_INF;
 #pragma unroll
     for (int j = 0; j < VPT; j++) m = aot_fmaxf(m, x[j]);
-    mx = aot_from_order_key(aot_wave_max_u32(aot_order_key(m)));
+    mx = aot_from_order_key(aot_lanes_max_u32<L>(aot_order_key(m)));
     float sum = 0.0f;
 #pragma unroll
     for (int j = 0; j < VPT; j++)
         sum += mx == AOT_INF ? (x[j] == AOT_INF ? 1.0f : 0.0f) : mx == -AOT_INF ? 0.0f : aot_exp_fast(x[j] - mx);
-    sum = aot_wave_sum_f32(sum);
+    sum = aot_lanes_sum_f32<L>(sum);
     inv = sum > 0.0f ? 1.0f / sum : 0.0f;
 }
 
@@ -123,16 +123,16 @@ AOT_DEV void store_slot(const aot_route_kargs &a, int row, int s, float w, int e
     else ((int *)a.ids)[o] = e;
 }
 
-/* Renormalizes (guarded as vLLM's: the sum is at least 1e-20), scales and writes slot `lane`
- * (lanes below k; e < 0 writes id -1, weight 0). */
-AOT_DEV void write_slot(const aot_route_kargs &a, int row, float w, int e)
+/* Renormalizes over the row's L lanes (guarded as vLLM's: the sum is at least 1e-20), scales
+ * and, where `live`, writes slot l, the row's lane (lanes below k; e < 0 writes id -1, weight 0). */
+template <int L = AOT_WAVE>
+AOT_DEV void write_slot(const aot_route_kargs &a, int row, int l, float w, int e, bool live = true)
 {
-    const int lane = aot_lane();
-    const bool on = lane < a.k;
+    const bool on = l < a.k;
     if (!on) w = 0.0f;
-    if (a.renormalize) w *= aot_rcp_fast(aot_fmaxf(aot_wave_sum_f32(w), 1e-20f)); /* <= 1 ulp */
+    if (a.renormalize) w *= aot_rcp_fast(aot_fmaxf(aot_lanes_sum_f32<L>(w), 1e-20f)); /* <= 1 ulp */
     w *= a.scale;
-    if (on) store_slot(a, row, lane, w, e);
+    if (on && live) store_slot(a, row, l, w, e);
 }
 
 AOT_DEV aot_i64 hash_index(const void *p, int hash_int64, aot_i64 i)
@@ -165,7 +165,7 @@ AOT_DEV void hash_row(const aot_route_kargs &a, int row)
     }
     const int e = lane < a.k ? hash_expert(a, row, lane) : -1;
     const float w = e >= 0 ? route_score(a.scoring, route_logit<DT>(a, row, e), mx, inv) : 0.0f;
-    write_slot(a, row, w, e);
+    write_slot(a, row, lane, w, e);
 }
 
 /* Hash routing with sigmoid or sqrt-softplus (the AOT_ROUTE_HASH kernel): the scores need no
@@ -196,12 +196,26 @@ AOT_DEV void hash_lanes(const aot_route_kargs &a)
 template <int VPT, bool CONTIG>
 AOT_DEV int expert_of(int j, int lane) { return CONTIG ? lane * VPT + j : j * AOT_WAVE + lane; }
 
-/* The wave's best (key, expert) among candidates (key 0: none); ties to the lower expert. */
-AOT_DEV aot_u32 wave_argmax(aot_u32 key, int e, int &be)
+/* The best (key, expert) among the candidates of a row of L lanes (key 0: none); ties to the
+ * lower expert. */
+template <int L = AOT_WAVE>
+AOT_DEV aot_u32 lanes_argmax(aot_u32 key, int e, int &be)
 {
-    const aot_u32 best = aot_wave_max_u32(key);
-    be = (int)aot_wave_min_u32(key == best ? (aot_u32)e : 0x7fffffffu);
+    const aot_u32 best = aot_lanes_max_u32<L>(key);
+    be = (int)aot_lanes_min_u32<L>(key == best ? (aot_u32)e : 0x7fffffffu);
     return best;
+}
+
+/* Adds v to the two largest so far, m1 >= m2 (-inf to start: fmax keeps the order). */
+AOT_DEV void top2_add(float &m1, float &m2, float v) { m2 = aot_fmaxf(m2, v < m1 ? v : m1), m1 = aot_fmaxf(m1, v); }
+
+/* Each lane's two largest become those of its aligned group of L lanes (a butterfly). */
+AOT_DEV void top2_lanes(float &m1, float &m2, int L)
+{
+    for (int m = 1; m < L; m <<= 1) {
+        const float o1 = aot_shfl_xor_f32(m1, m), o2 = aot_shfl_xor_f32(m2, m);
+        m2 = aot_fmaxf(aot_fmaxf(m2, o2), m1 < o1 ? m1 : o1), m1 = aot_fmaxf(m1, o1);
+    }
 }
 
 /* Grouped selection: marks taken the experts of every group not among the topk_group best.
@@ -224,7 +238,7 @@ AOT_DEV void keep_groups(const aot_route_kargs &a, const float (&c)[VPT], aot_u3
             else if (key > k2) k2 = key;
         }
         int be;
-        const aot_u32 m1 = wave_argmax(k1, e1, be);
+        const aot_u32 m1 = lanes_argmax(k1, e1, be);
         float gs = aot_from_order_key(m1);
         if (top2 && G > 1) /* the second: the best left once the first's expert is out */
             gs += aot_from_order_key(aot_wave_max_u32(e1 == be && k1 == m1 ? k2 : k1));
@@ -234,7 +248,7 @@ AOT_DEV void keep_groups(const aot_route_kargs &a, const float (&c)[VPT], aot_u3
     for (int r = 0; r < a.topk_group; r++) {
         int bg;
         const bool cand = lane < a.n_group && !(kept >> lane & 1u);
-        wave_argmax(cand ? aot_order_key(my_gs) : 0u, cand ? lane : 0x7fffffff, bg);
+        lanes_argmax(cand ? aot_order_key(my_gs) : 0u, cand ? lane : 0x7fffffff, bg);
         kept |= 1u << bg;
     }
 #pragma unroll
@@ -257,24 +271,32 @@ AOT_DEV void keep_lane_groups(const aot_route_kargs &a, const float (&c)[VPT], a
     const int lane = aot_lane(), G = a.experts / a.n_group, L = G / VPT, g = lane * VPT / G;
     float m1 = -AOT_INF, m2 = -AOT_INF; /* the lane's two largest, then the group's */
 #pragma unroll
-    for (int j = 0; j < VPT; j++) {
-        const float v = c[j];
-        m2 = aot_fmaxf(m2, v < m1 ? v : m1), m1 = aot_fmaxf(m1, v); /* -inf fill: fmax keeps order */
-    }
-    for (int m = 1; m < L; m <<= 1) {
-        const float o1 = aot_shfl_xor_f32(m1, m), o2 = aot_shfl_xor_f32(m2, m);
-        m2 = aot_fmaxf(aot_fmaxf(m2, o2), m1 < o1 ? m1 : o1), m1 = aot_fmaxf(m1, o1);
-    }
+    for (int j = 0; j < VPT; j++) top2_add(m1, m2, c[j]);
+    top2_lanes(m1, m2, L);
     const float gs = a.bias && G > 1 ? m1 + m2 : m1;
     const bool group = g < a.n_group; /* lanes past the experts hold no group */
     aot_u32 kept = 0;
     for (int r = 0; r < a.topk_group; r++) {
         int bg;
         const bool cand = group && !(kept >> g & 1u);
-        wave_argmax(cand ? aot_order_key(gs) : 0u, cand ? g : 0x7fffffff, bg);
+        lanes_argmax(cand ? aot_order_key(gs) : 0u, cand ? g : 0x7fffffff, bg);
         kept |= 1u << bg;
     }
     if (!group || !(kept >> g & 1u)) taken = ~0u;
+}
+
+/* A 32-bit word of logits of type DT holding -inf in each. */
+template <int DT>
+AOT_DEV aot_u32 neg_inf_word() { return DT == AOT_GATING_F32 ? 0xff800000u : DT == AOT_GATING_BF16 ? 0xff80ff80u : 0xfc00fc00u; }
+
+/* The logits in 32-bit word v of type DT into x: one fp32, or two 16-bit (the lower index in the
+ * low half). */
+template <int DT>
+AOT_DEV void unpack_logits(aot_u32 v, float *x)
+{
+    if (DT == AOT_GATING_F32) x[0] = aot_f32_from_bits(v);
+    else if (DT == AOT_GATING_BF16) x[0] = aot_f32_from_bits(v << 16), x[1] = aot_f32_from_bits(v & 0xffff0000u);
+    else x[0] = aot_f16_to_f32((aot_u16)v), x[1] = aot_f16_to_f32((aot_u16)(v >> 16));
 }
 
 /* Words of the lane's run of N bytes at p, read in loads of AOT_ROUTE_CHUNK(N) bytes. */
@@ -300,14 +322,8 @@ AOT_DEV void load_whole_run(const aot_route_kargs &a, int row, float (&x)[VPT])
     const aot_i64 at = (aot_i64)row * a.row_stride + (in ? aot_lane() * VPT : 0);
     aot_u32 w[BYTES / 4];
     load_run<BYTES>(DT == AOT_GATING_F32 ? (const aot_u32 *)a.gating + at : (const aot_u32 *)((const aot_u16 *)a.gating + at), w);
-    const aot_u32 neg = DT == AOT_GATING_F32 ? 0xff800000u : DT == AOT_GATING_BF16 ? 0xff80ff80u : 0xfc00fc00u;
 #pragma unroll
-    for (int i = 0; i < BYTES / 4; i++) {
-        const aot_u32 v = in ? w[i] : neg;
-        if (DT == AOT_GATING_F32) x[i] = aot_f32_from_bits(v);
-        else if (DT == AOT_GATING_BF16) x[2 * i] = aot_f32_from_bits(v << 16), x[2 * i + 1] = aot_f32_from_bits(v & 0xffff0000u);
-        else x[2 * i] = aot_f16_to_f32((aot_u16)v), x[2 * i + 1] = aot_f16_to_f32((aot_u16)(v >> 16));
-    }
+    for (int i = 0; i < BYTES / 4; i++) unpack_logits<DT>(in ? w[i] : neg_inf_word<DT>(), x + (DT == AOT_GATING_F32 ? i : 2 * i));
 #pragma unroll
     for (int j = 0; j < VPT; j++) x[j] = aot_fmaxf(x[j], -AOT_INF); /* NaN reads as -inf: one max, not a test */
 }
@@ -371,6 +387,31 @@ AOT_DEV void lane_top2(const aot_u32 (&key)[VPT], aot_u32 taken, aot_u32 &bk, in
     }
 }
 
+/* k rounds of an argmax over a row of L lanes (step 4 above; a pass over every slot in every
+ * round made the rounds most of the kernel's instructions): the expert of round l, this lane's
+ * place in its row, or -1 where no candidate was left (keys of 0 from NaN bias). key: the
+ * lane's order keys (0: none); expert(j): the expert of its slot j. Experts are distinct, so the
+ * lane holding the round's expert is the winner. (Keeping each lane's expert from round to
+ * round, and a look over the slots on the winner's own branch instead of after a wave vote,
+ * took topk_route_groups_v8 from 34 registers to 40.) */
+template <int VPT, int L, class Expert>
+AOT_DEV int select_k(const aot_route_kargs &a, const aot_u32 (&key)[VPT], aot_u32 taken, int l, Expert expert)
+{
+    aot_u32 bk, sk;
+    int bj, sj, my_e = -1;
+    lane_top2<VPT>(key, 0u, bk, bj, sk, sj); /* taken slots hold key 0 already */
+    for (int r = 0; r < a.k; r++) {
+        const int e = bk ? expert(bj) : 0x7fffffff;
+        int be;
+        lanes_argmax<L>(bk, e, be);
+        const bool won = bk && e == be;
+        if (won) taken |= 1u << bj, bk = sk, bj = sj, sk = 0;
+        if (aot_wave_any(won && bk == 0 && r + 1 < a.k)) lane_top2<VPT>(key, taken, bk, bj, sk, sj);
+        if (l == r) my_e = be;
+    }
+    return my_e < a.experts ? my_e : -1;
+}
+
 template <int VPT, bool CONTIG, int DT, bool GROUPS = true>
 AOT_DEV void route_row(const aot_route_kargs &a, int row)
 {
@@ -387,29 +428,12 @@ AOT_DEV void route_row(const aot_route_kargs &a, int row)
     aot_u32 key[VPT]; /* the candidates' order keys (0: none) */
 #pragma unroll
     for (int j = 0; j < VPT; j++) key[j] = taken >> j & 1u ? 0u : aot_order_key(x[j]);
-    /* k rounds of a wave argmax over the lanes' best (step 4 above; a pass over every slot in
-     * every round made the rounds most of the kernel's instructions). Experts are distinct, so
-     * the lane holding the round's expert is the winner. (Keeping each lane's expert from round
-     * to round, and a look over the slots on the winner's own branch instead of after a wave
-     * vote, took topk_route_groups_v8 from 34 registers to 40.) */
-    aot_u32 bk, sk;
-    int bj, sj, my_e = -1;
-    lane_top2<VPT>(key, 0u, bk, bj, sk, sj); /* taken slots hold key 0 already */
-    for (int r = 0; r < a.k; r++) {
-        const int e = bk ? expert_of<VPT, CONTIG>(bj, lane) : 0x7fffffff;
-        int be;
-        wave_argmax(bk, e, be);
-        const bool won = bk && e == be;
-        if (won) taken |= 1u << bj, bk = sk, bj = sj, sk = 0;
-        if (aot_wave_any(won && bk == 0 && r + 1 < a.k)) lane_top2<VPT>(key, taken, bk, bj, sk, sj);
-        if (lane == r) my_e = be;
-    }
-    my_e = my_e < E ? my_e : -1; /* no candidate left (keys of 0 from NaN bias) */
+    const int my_e = select_k<VPT, AOT_WAVE>(a, key, taken, lane, [=](int j) { return expert_of<VPT, CONTIG>(j, lane); });
     /* the unbiased score of the lane's expert, computed again from its logit (a cache hit) as
      * it was for the selection: keeping every score in registers as well doubled the largest
      * variant's registers */
     const float w = lane < a.k && my_e >= 0 ? route_score(a.scoring, route_logit<DT>(a, row, my_e), mx, inv) : 0.0f;
-    write_slot(a, row, w, my_e);
+    write_slot(a, row, lane, w, my_e);
 }
 
 /* ---- The rows layout (AOT_ROUTE_ROWS): L lanes a row, AOT_WAVE / L rows a wave ----
@@ -421,33 +445,6 @@ AOT_DEV void route_row(const aot_route_kargs &a, int row)
  * instructions a row for DeepSeek-V3 in topk_route_groups_v8). */
 
 template <int L>
-AOT_DEV aot_u32 row_max_u32(aot_u32 v)
-{
-    for (int m = 1; m < L; m <<= 1) {
-        const aot_u32 o = (aot_u32)aot_shfl_xor_i32((int)v, m);
-        v = o > v ? o : v;
-    }
-    return v;
-}
-
-template <int L>
-AOT_DEV aot_u32 row_min_u32(aot_u32 v)
-{
-    for (int m = 1; m < L; m <<= 1) {
-        const aot_u32 o = (aot_u32)aot_shfl_xor_i32((int)v, m);
-        v = o < v ? o : v;
-    }
-    return v;
-}
-
-template <int L>
-AOT_DEV float row_sum_f32(float v)
-{
-    for (int m = 1; m < L; m <<= 1) v += aot_shfl_xor_f32(v, m);
-    return v;
-}
-
-template <int L>
 AOT_DEV int rows_expert(int j, int l) { return 4 * (l + L * (j / 4)) + j % 4; }
 
 /* The lane's logits; runs past the row (none where FULL: experts = VPT L) read as -inf, from
@@ -456,19 +453,13 @@ template <int VPT, int L, int DT, bool FULL>
 AOT_DEV void rows_load(const aot_route_kargs &a, int row, int l, float (&x)[VPT])
 {
     constexpr int W = DT == AOT_GATING_F32 ? 4 : 2; /* words a run */
-    const aot_u32 neg = DT == AOT_GATING_F32 ? 0xff800000u : DT == AOT_GATING_BF16 ? 0xff80ff80u : 0xfc00fc00u;
     const aot_u32 *row0 = (const aot_u32 *)a.gating + (aot_i64)row * (a.row_stride / 4) * W, *run0 = row0 + l * W;
 #pragma unroll
     for (int c = 0; c < VPT / 4; c++) {
         const bool in = FULL || 4 * (l + L * c) < a.experts;
         const aot_words<W> q = aot_load_words<W>(in ? run0 + L * W * c : row0);
 #pragma unroll
-        for (int i = 0; i < W; i++) {
-            const aot_u32 v = in ? q.v[i] : neg;
-            if (DT == AOT_GATING_F32) x[4 * c + i] = aot_f32_from_bits(v);
-            else if (DT == AOT_GATING_BF16) x[4 * c + 2 * i] = aot_f32_from_bits(v << 16), x[4 * c + 2 * i + 1] = aot_f32_from_bits(v & 0xffff0000u);
-            else x[4 * c + 2 * i] = aot_f16_to_f32((aot_u16)v), x[4 * c + 2 * i + 1] = aot_f16_to_f32((aot_u16)(v >> 16));
-        }
+        for (int i = 0; i < W; i++) unpack_logits<DT>(in ? q.v[i] : neg_inf_word<DT>(), x + 4 * c + 4 / W * i);
     }
 #pragma unroll
     for (int j = 0; j < VPT; j++) x[j] = aot_fmaxf(x[j], -AOT_INF); /* NaN reads as -inf */
@@ -490,22 +481,6 @@ AOT_DEV void rows_bias(const aot_route_kargs &a, int l, float (&x)[VPT], aot_u32
     }
 }
 
-/* Softmax statistics of the row: mx and 1 / sum (softmax_stats over L lanes). */
-template <int VPT, int L>
-AOT_DEV void rows_softmax_stats(const float (&x)[VPT], float &mx, float &inv)
-{
-    float m = -AOT_INF;
-#pragma unroll
-    for (int j = 0; j < VPT; j++) m = aot_fmaxf(m, x[j]);
-    mx = aot_from_order_key(row_max_u32<L>(aot_order_key(m)));
-    float sum = 0.0f;
-#pragma unroll
-    for (int j = 0; j < VPT; j++)
-        sum += mx == AOT_INF ? (x[j] == AOT_INF ? 1.0f : 0.0f) : mx == -AOT_INF ? 0.0f : aot_exp_fast(x[j] - mx);
-    sum = row_sum_f32<L>(sum);
-    inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-}
-
 /* Grouped selection, group c = run column c: its score (keep_lane_groups' rule) from each
  * lane's two largest of the column and a butterfly, then topk_group rounds over the columns,
  * the same on every lane of the row; the other columns' slots are marked taken. */
@@ -518,14 +493,8 @@ AOT_DEV void rows_keep_groups(const aot_route_kargs &a, const float (&x)[VPT], a
     for (int c = 0; c < C; c++) {
         float m1 = -AOT_INF, m2 = -AOT_INF;
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const float v = x[4 * c + i];
-            m2 = aot_fmaxf(m2, v < m1 ? v : m1), m1 = aot_fmaxf(m1, v);
-        }
-        for (int m = 1; m < L; m <<= 1) {
-            const float o1 = aot_shfl_xor_f32(m1, m), o2 = aot_shfl_xor_f32(m2, m);
-            m2 = aot_fmaxf(aot_fmaxf(m2, o2), m1 < o1 ? m1 : o1), m1 = aot_fmaxf(m1, o1);
-        }
+        for (int i = 0; i < 4; i++) top2_add(m1, m2, x[4 * c + i]);
+        top2_lanes(m1, m2, L);
         gk[c] = aot_order_key(a.bias ? m1 + m2 : m1); /* groups have 4 L >= 2 experts */
     }
     aot_u32 kept = 0;
@@ -576,7 +545,7 @@ AOT_DEV void route_rows(const aot_route_kargs &a)
     if (full) rows_load<VPT, L, DT, true>(a, row, l, x);
     else rows_load<VPT, L, DT, false>(a, row, l, x);
     float mx = 0.0f, inv = 0.0f;
-    if (a.scoring == AOT_ROUTE_SOFTMAX) rows_softmax_stats<VPT, L>(x, mx, inv);
+    if (a.scoring == AOT_ROUTE_SOFTMAX) softmax_stats<VPT, L>(x, mx, inv);
     rows_score<VPT>(a.scoring, x, mx, inv);
     aot_u32 taken = 0; /* bit j: the lane's expert j is not a candidate */
     if (full) rows_bias<VPT, L, true>(a, l, x, taken);
@@ -585,25 +554,9 @@ AOT_DEV void route_rows(const aot_route_kargs &a)
     aot_u32 key[VPT];
 #pragma unroll
     for (int j = 0; j < VPT; j++) key[j] = taken >> j & 1u ? 0u : aot_order_key(x[j]);
-    /* k rounds (route_row's), the argmax a butterfly over the row: the best key, then the
-     * lowest expert holding it (lanes do not hold ascending experts here) */
-    aot_u32 bk, sk;
-    int bj, sj, my_e = -1;
-    lane_top2<VPT>(key, 0u, bk, bj, sk, sj);
-    for (int r = 0; r < a.k; r++) {
-        const int e = bk ? rows_expert<L>(bj, l) : 0x7fffffff;
-        const aot_u32 best = row_max_u32<L>(bk);
-        const int be = (int)row_min_u32<L>(bk == best ? (aot_u32)e : 0x7fffffffu);
-        const bool won = bk && e == be;
-        if (won) taken |= 1u << bj, bk = sk, bj = sj, sk = 0;
-        if (aot_wave_any(won && bk == 0 && r + 1 < a.k)) lane_top2<VPT>(key, taken, bk, bj, sk, sj);
-        if (l == r) my_e = be;
-    }
-    my_e = my_e < a.experts ? my_e : -1;
-    const bool on = l < a.k;
-    float w = on && my_e >= 0 ? route_score(a.scoring, route_logit<DT>(a, row, my_e), mx, inv) : 0.0f;
-    if (a.renormalize) w *= aot_rcp_fast(aot_fmaxf(row_sum_f32<L>(w), 1e-20f));
-    if (on && row0 < a.tokens) store_slot(a, row, l, w * a.scale, my_e);
+    const int my_e = select_k<VPT, L>(a, key, taken, l, [=](int j) { return rows_expert<L>(j, l); });
+    const float w = l < a.k && my_e >= 0 ? route_score(a.scoring, route_logit<DT>(a, row, my_e), mx, inv) : 0.0f;
+    write_slot<L>(a, row, l, w, my_e, row0 < a.tokens);
 }
 
 /* A wave's row by layout (moe_variants.h). The logits' type is a template argument where that

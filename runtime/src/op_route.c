@@ -59,17 +59,25 @@ static aiter_aot_status route_check(const aiter_aot_topk_route_args *a, aot_diag
     return groups_check(a, d);
 }
 
-/* The router of moe_variants.h for vpt experts a lane, a layout and (the rows layout) lanes a
- * row, or NULL where there is none. */
+/* The routers of moe_variants.h. */
+#define ROUTE_ROW(name, kargs, v, lay, l) {AOT_K_##name, v, lay, l},
+static const struct {
+    aot_kernel_id id;
+    unsigned vpt;
+    int layout;
+    unsigned lanes;
+} route_variants[] = {AOT_ROUTE_VARIANTS(ROUTE_ROW)};
+#undef ROUTE_ROW
+#define ROUTE_VARIANT_COUNT (sizeof route_variants / sizeof route_variants[0])
+
+/* The router for vpt experts a lane, a layout and (the rows layout) lanes a row, or NULL where
+ * there is none. */
 static const char *route_variant(unsigned vpt, int layout, unsigned lanes)
 {
-#define ROUTE_ROW(name, kargs, v, lay, l) {AOT_K_##name, v, lay, l},
-    static const struct { aot_kernel_id id; unsigned vpt; int layout; unsigned lanes; } variants[] = {
-        AOT_ROUTE_VARIANTS(ROUTE_ROW)};
-#undef ROUTE_ROW
-    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
-        if (variants[i].layout == layout && variants[i].lanes == lanes && (variants[i].vpt == vpt || layout == AOT_ROUTE_HASH))
-            return aot_kernel_name(variants[i].id);
+    for (size_t i = 0; i < ROUTE_VARIANT_COUNT; i++)
+        if (route_variants[i].layout == layout && route_variants[i].lanes == lanes &&
+            (route_variants[i].vpt == vpt || layout == AOT_ROUTE_HASH))
+            return aot_kernel_name(route_variants[i].id);
     return NULL;
 }
 
@@ -83,26 +91,24 @@ typedef struct {
     int layout, vec, vec_bias;
 } route_plan;
 
-/* The rows layout's kernel for this row, if one fits: the fewest slots that hold the row, every run of 4 logits one aligned load, k <= lanes, a 16-byte aligned bias, and groups
- * (if any) of 4 lanes experts, a run column each. */
 /* The rows layout from this many tokens (H100, against the wave-a-row kernels: Llama-4's router
  * 0.86x at 8192 tokens and 0.63x at 65536, DeepSeek-V3's 1.02x and 0.93x, 1.12x at 4096 and up to
  * 1.8x at 1..1024): below it one row's latency (a shuffle a reduction step instead of one
  * redux.sync, up to 32 slots a lane to look over) outweighs the instructions it saves. */
 #define ROWS_MIN_TOKENS 8192
 
+/* The rows layout's kernel for this row, if one fits: the fewest slots that hold the row, every
+ * run of 4 logits one aligned load, k <= lanes, a 16-byte aligned bias, and groups (if any) of
+ * 4 lanes experts, a run column each. */
 static int route_rows_plan(const aiter_aot_topk_route_args *a, size_t esize, route_plan *p)
 {
-#define ROWS_ROW(name, kargs, v, lay, l) {v, lay, l},
-    static const struct { unsigned vpt; int layout; unsigned lanes; } variants[] = {AOT_ROUTE_VARIANTS(ROWS_ROW)};
-#undef ROWS_ROW
     if (a->tokens < ROWS_MIN_TOKENS || a->input_ids || a->experts % 4 || a->gating_row_stride % 4 || aot_misaligned(a->gating, 4 * esize) ||
         aot_misaligned(a->bias, 16))
         return 0;
     unsigned best = 0; /* the fewest slots a row, then the fewest a lane */
-    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
-        const unsigned v = variants[i].vpt, l = variants[i].lanes;
-        const int fits = variants[i].layout == AOT_ROUTE_ROWS && v * l >= (unsigned)a->experts && (unsigned)a->k <= l &&
+    for (size_t i = 0; i < ROUTE_VARIANT_COUNT; i++) {
+        const unsigned v = route_variants[i].vpt, l = route_variants[i].lanes;
+        const int fits = route_variants[i].layout == AOT_ROUTE_ROWS && v * l >= (unsigned)a->experts && (unsigned)a->k <= l &&
                          (a->n_group <= 1 || (unsigned)(a->experts / a->n_group) == 4 * l);
         if (fits && (!best || v * l < best || (v * l == best && v < p->vpt))) best = v * l, p->vpt = v, p->lanes = l;
     }
