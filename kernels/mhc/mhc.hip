@@ -621,13 +621,15 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void mhc_head(aot_mhc_head_kargs a)
 }
 AOT_EMU_ENTRY(mhc_head, aot_mhc_head_kargs)
 
-/* ---- pre_full in one pass, on thread-block clusters (AOT_PIPELINES) ----
+/* ---- pre_full and pre_delayed in one pass, on thread-block clusters (AOT_PIPELINES) ----
  * The two kernels above read the residual twice (projection, then the pre-mix once pre is
  * known). Here a cluster of 16 blocks keeps a tile of 16 tokens on chip from its copy to its
  * mix, so it crosses DRAM once (H200, T = 4096, C = 4096: docs/performance.md). Block r owns
- * positions [r W, r W + W) of all 4 streams, and its slice of fn, as two bf16 terms hi + lo
- * (16 bits of mantissa: three would not fit), stays in the registers of its 8 product waves
- * (it comes in through the last slots, before their first tile: fn_read).
+ * positions [r W, r W + W) of all 4 streams (W = C / 16), and its slice of fn, as two bf16
+ * terms hi + lo (16 bits of mantissa: three would not fit), stays in the registers of its 8
+ * product waves (it comes in through the last slots, before their first tile: fn_read). So
+ * the hidden sizes are those whose slice fits there: C = 7168 would need 168 registers a
+ * thread for fn alone.
  * Waves, and what passes between them (each hand-over an mbarrier of a slot q, or of a batch
  * buffer b):
  *   0      producer  the tile's 4 tensor copies into slot q                      -> full[q]
@@ -641,60 +643,76 @@ AOT_EMU_ENTRY(mhc_head, aot_mhc_head_kargs)
  *   12-15  mix       layer_input of the block's positions from the slot          -> empty[q]
  *   3      idle      (the mix on six waves, 2-3 and 12-15, two of them sharing a
  *                    scheduler with two product waves, measured no faster)
- * A slot is reused only after its tile's mix, and that mix needed every block's records and
- * every owner's pre of the tile, so the records and pre of a slot's next tile never land
- * before its present one was read. */
+ * A slot is reused only after its tile's mix has seen cf[q], the pre of every owner of the
+ * tile, and each owner had read every block's records, so the records and pre of a slot's next
+ * tile never land before its present ones were read. The delayed collapse (pre_in) does not
+ * wait for the owners; its mix waits for cf[q] after its stores, before handing the slot back. */
 #if defined(AOT_PIPELINES)
-constexpr int CL_B = AOT_MHC_CL_BLOCKS, CL_W = AOT_MHC_CL_W, CL_T = AOT_MHC_CL_TOKENS;
-constexpr int CL_NS = AOT_MHC_CL_SLOTS, CL_RV = AOT_MHC_CL_RECORD, CL_ROWS = 4 * CL_T;
-constexpr int CL_PANEL = CL_ROWS * 64, CL_SLOT = CL_PANEL * (CL_W / 64); /* 16-bit elements */
-constexpr int CL_PW = 8, CL_KS = CL_W / 2 / 16;                           /* product waves, their k16 steps */
-constexpr int CL_MIX_THREADS = 4 * 32;
+constexpr int CL_B = AOT_MHC_CL_BLOCKS, CL_T = AOT_MHC_CL_TOKENS, CL_RV = AOT_MHC_CL_RECORD, CL_ROWS = 4 * CL_T;
+constexpr int CL_PANEL = CL_ROWS * 64, CL_PW = 8, CL_MIX_THREADS = 4 * 32; /* 16-bit elements; product waves */
 
-struct cl_shared {
-    aot_u16 slot[CL_NS][CL_SLOT]; /* swizzled tiles (aot_swz): row = stream * 16 + token */
-    float red[CL_PW][CL_T][CL_RV];
-    float recv[CL_NS][CL_B][CL_RV];
-    float coef[CL_NS][CL_T][4];
-    float zbuf[2][AOT_MHC_CL_BATCH][20]; /* the owner's comb logits and post, a batch's tokens */
-    aot_mbar full[CL_NS], empty[CL_NS], part[CL_NS], cf[CL_NS], zfull[2], zempty[2], fn_read;
+/* One variant's sizes: hidden C, W positions a block, NS slots of SLOT 16-bit elements, KS k16
+ * steps a product wave (stream w / 2, half of W). The product waves hold fn's slice, 12 KS
+ * registers, and get PREGS registers a thread of the 256 a pair of waves may share. */
+template <int HIDDEN, int SLOTS>
+struct cl_geom {
+    enum { C = HIDDEN, W = C / CL_B, NS = SLOTS, SLOT = CL_PANEL * (W / 64), KS = W / 2 / 16 };
+    enum { PREGS = (12 * KS + 72 + 7) / 8 * 8, OREGS = 256 - PREGS };
+    static_assert(W % 64 == 0 && PREGS <= 232 && OREGS >= 48, "whole panels; registers for both roles");
 };
-static_assert(sizeof(cl_shared) + 1024 <= AOT_MHC_CL_SHARED, "AOT_MHC_CL_SHARED is the layout's size");
-/* The block's slice of fn (AOT_MHC_MIX x 4 streams x W floats) is staged in the last slots,
- * whose first tile waits until the product waves have read it. */
-constexpr int CL_FN_BYTES = AOT_MHC_MIX * 4 * CL_W * 4, CL_FN_SLOT = CL_NS - CL_FN_BYTES / (CL_SLOT * 2);
-static_assert(CL_FN_SLOT >= 1 && CL_FN_BYTES == (CL_NS - CL_FN_SLOT) * CL_SLOT * 2, "fn's slice fills whole slots");
 
-/* A cluster's tiles are cid, cid + clusters, ...; `it` counts them, slot it % CL_NS, whose
- * barriers are in phase it / CL_NS. */
+template <class G>
+struct cl_shared {
+    aot_u16 slot[G::NS][G::SLOT]; /* swizzled tiles (aot_swz): row = stream * 16 + token */
+    float red[CL_PW][CL_T][CL_RV];
+    float recv[G::NS][CL_B][CL_RV];
+    float coef[G::NS][CL_T][4];
+    float pre_in[CL_T][4]; /* delayed: the tile's pre_in, for the mix */
+    float zbuf[2][AOT_MHC_CL_BATCH][20]; /* the owner's comb logits and post, a batch's tokens */
+    aot_mbar full[G::NS], empty[G::NS], part[G::NS], cf[G::NS], zfull[2], zempty[2], fn_read;
+};
+
+/* The block's slice of fn (AOT_MHC_MIX x 4 streams x W floats, three slots' bytes) is staged in
+ * the last slots, whose first tiles wait until the product waves have read it. */
+template <class G>
+struct cl_fn {
+    enum { BYTES = AOT_MHC_MIX * 4 * G::W * 4, FIRST_SLOT = G::NS - BYTES / (G::SLOT * 2) };
+    static_assert(FIRST_SLOT >= 1 && BYTES == (G::NS - FIRST_SLOT) * G::SLOT * 2, "fn's slice fills whole slots");
+};
+
+/* A cluster's tiles are cid, cid + clusters, ...; `it` counts them, slot it % NS, whose
+ * barriers are in phase it / NS. */
 #define CL_TILES(it, tile) for (int it = 0, tile = aot_cluster_id(); tile * CL_T < a.tokens; it++, tile += aot_cluster_count())
 
-AOT_DEV void cl_producer(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
+template <class G>
+AOT_DEV void cl_producer(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r)
 {
     if (aot_lane() != 0) return;
     CL_TILES(it, tile) {
-        const int q = it % CL_NS;
-        if (it >= CL_NS) aot_mbar_wait(&s.empty[q], (it / CL_NS - 1) & 1);
-        if (it == CL_FN_SLOT) aot_mbar_wait(&s.fn_read, 0);
-        aot_mbar_expect(&s.full[q], CL_SLOT * 2);
-        for (int p = 0; p < CL_W / 64; p++)
-            aot_copy_tile(s.slot[q] + p * CL_PANEL, &a.residual, r * CL_W + 64 * p, tile * CL_T, 0, &s.full[q]);
+        const int q = it % G::NS;
+        if (it >= G::NS) aot_mbar_wait(&s.empty[q], (it / G::NS - 1) & 1);
+        if (it == cl_fn<G>::FIRST_SLOT) aot_mbar_wait(&s.fn_read, 0);
+        aot_mbar_expect(&s.full[q], G::SLOT * 2);
+        for (int p = 0; p < G::W / 64; p++)
+            aot_copy_tile(s.slot[q] + p * CL_PANEL, &a.residual, r * G::W + 64 * p, tile * CL_T, 0, &s.full[q]);
     }
 }
 
 /* Where fn[o][j][k] of the block's slice is staged: row o * 4 + j, its 16-byte units swizzled by
  * o, so that a fragment load's 8 rows (8 o's) take 2 bank wavefronts rather than 8. */
-AOT_DEV int cl_fn_at(int o, int j, int k) { return (o * 4 + j) * CL_W + ((k / 4) ^ ((o & 3) << 1)) * 4 + k % 4; }
+template <class G>
+AOT_DEV int cl_fn_at(int o, int j, int k) { return (o * 4 + j) * G::W + ((k / 4) ^ ((o & 3) << 1)) * 4 + k % 4; }
 
 /* Product thread mt's share of the copies of fn's slice into the stage, 16 bytes each, all in
  * flight at once. Loaded straight into registers, nvcc issued fn's 96 loads a thread a few at a
  * time (it compiles for 128 registers a thread), each few behind the tiles' first copies:
  * the first product waited 9 us (H200, docs/performance.md). */
+template <class G>
 AOT_DEV void cl_fn_stage(const aot_mhc_cluster_kargs &a, float *stage, int r, int mt)
 {
-    for (int c = mt; c < CL_FN_BYTES / 16; c += CL_PW * 32) { /* 16-byte unit c: row c / (W / 4) */
-        const int o = c / CL_W, j = c / (CL_W / 4) % 4, k = c % (CL_W / 4) * 4;
-        aot_copy16_async(stage + cl_fn_at(o, j, k), a.fn + (aot_i64)(o * 4 + j) * AOT_MHC_CL_HIDDEN + r * CL_W + k, true);
+    for (int c = mt; c < cl_fn<G>::BYTES / 16; c += CL_PW * 32) { /* 16-byte unit c: row c / (W / 4) */
+        const int o = c / G::W, j = c / (G::W / 4) % 4, k = c % (G::W / 4) * 4;
+        aot_copy16_async(stage + cl_fn_at<G>(o, j, k), a.fn + (aot_i64)(o * 4 + j) * G::C + r * G::W + k, true);
     }
     aot_copy_async_commit();
     aot_copy_async_wait_all();
@@ -710,39 +728,41 @@ AOT_DEV void cl_fn_terms(const float *p, aot_u32 &hi, aot_u32 &lo)
 
 /* Product wave w: stream w / 2, positions (w % 2) W / 2 .. + W / 2 of the block's. The sums of
  * squares are the diagonal of the tile's Gram matrix X X^T, two more products a k-step (the
- * matrix units square exactly and add in fp32; one by one they took 16 instructions a k-step). */
-AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int w)
+ * matrix units square exactly and add in fp32; one by one they took 16 instructions a k-step).
+ * A token's products of fn's two terms add into one accumulator. */
+template <class G>
+AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int w)
 {
     typedef aot_mma_m16n8k16 S;
-    const int lane = aot_lane(), j = w / 2, h0 = w % 2 * (CL_W / 2), mt = aot_thread_x() - 4 * 32;
-    aot_u32 fh[3][CL_KS][2], fl[3][CL_KS][2];
-    float *stage = (float *)s.slot[CL_FN_SLOT];
-    cl_fn_stage(a, stage, r, mt);
+    const int lane = aot_lane(), j = w / 2, h0 = w % 2 * (G::W / 2), mt = aot_thread_x() - 4 * 32;
+    aot_u32 fh[3][G::KS][2], fl[3][G::KS][2];
+    float *stage = (float *)s.slot[cl_fn<G>::FIRST_SLOT];
+    cl_fn_stage<G>(a, stage, r, mt);
     aot_sync_named(1, CL_PW * 32);
 #pragma unroll
     for (int n = 0; n < 3; n++)
 #pragma unroll
-        for (int ks = 0; ks < CL_KS; ks++)
+        for (int ks = 0; ks < G::KS; ks++)
 #pragma unroll
             for (int p = 0; p < 2; p++) {
                 const int o = n * S::N + S::b_col(lane, 2 * p), k = h0 + ks * 16 + S::b_k(lane, 2 * p);
-                cl_fn_terms(stage + cl_fn_at(o, j, k), fh[n][ks][p], fl[n][ks][p]);
+                cl_fn_terms(stage + cl_fn_at<G>(o, j, k), fh[n][ks][p], fl[n][ks][p]);
             }
     aot_sync_named(1, CL_PW * 32);
     if (mt == 0) aot_mbar_arrive(&s.fn_read);
     CL_TILES(it, tile) {
-        const int q = it % CL_NS;
-        aot_mbar_wait(&s.full[q], it / CL_NS & 1);
-        float acc[3][S::C] = {}, acl[3][S::C] = {}, gram[2][S::C] = {};
+        const int q = it % G::NS;
+        aot_mbar_wait(&s.full[q], it / G::NS & 1);
+        float acc[3][S::C] = {}, gram[2][S::C] = {};
 #pragma unroll
-        for (int ks = 0; ks < CL_KS; ks++) {
+        for (int ks = 0; ks < G::KS; ks++) {
             aot_u32 x[S::A / 2], xt[2][S::B / 2];
             aot_frag_a_x2(S(), s.slot[q], CL_ROWS, j * CL_T, h0 + ks * 16, lane, x);
             aot_frag_b_cols_x2<S, 2>(S(), s.slot[q], CL_ROWS, h0 + ks * 16, j * CL_T, lane, xt);
 #pragma unroll
             for (int n = 0; n < 3; n++) {
                 aot_mma_bf16_x2(S(), acc[n], x, fh[n][ks]);
-                aot_mma_bf16_x2(S(), acl[n], x, fl[n][ks]);
+                aot_mma_bf16_x2(S(), acc[n], x, fl[n][ks]);
             }
             aot_mma_bf16_x2(S(), gram[0], x, xt[0]), aot_mma_bf16_x2(S(), gram[1], x, xt[1]);
         }
@@ -750,7 +770,7 @@ AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, in
         for (int n = 0; n < 3; n++) /* C elements i, i + 1: a row's neighbours (mma.sync) */
 #pragma unroll
             for (int i = 0; i < S::C; i += 2)
-                aot_store_f32x2(&s.red[w][S::c_row(lane, i)][n * S::N + S::c_col(lane, i)], acc[n][i] + acl[n][i], acc[n][i + 1] + acl[n][i + 1]);
+                aot_store_f32x2(&s.red[w][S::c_row(lane, i)][n * S::N + S::c_col(lane, i)], acc[n][i], acc[n][i + 1]);
 #pragma unroll
         for (int n = 0; n < 2; n++)
 #pragma unroll
@@ -827,7 +847,8 @@ AOT_DEV void cl_finish(const aot_mhc_cluster_kargs &a, const float (*z)[20], int
 /* The owner's batches of post and comb, in the other of two buffers while the owner fills one:
  * a Sinkhorn of 20 steps a lane is about a tile's time, which the owner, whom every mix waits
  * for, does not lose. */
-AOT_DEV void cl_finisher(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
+template <class G>
+AOT_DEV void cl_finisher(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r)
 {
     const int cid = aot_cluster_id(), count = aot_cluster_count(), tiles = (a.tokens + CL_T - 1) / CL_T;
     const int mine = (tiles - cid + count - 1) / count; /* the cluster's tiles (CL_TILES) */
@@ -839,25 +860,31 @@ AOT_DEV void cl_finisher(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
     }
 }
 
-AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
+/* Block t's owner wave takes token t of each tile: the 16 blocks' records added, pre stored
+ * into every block of the cluster (delayed: and into pre_out), the comb logits and post into
+ * the finisher's batch. */
+template <class G>
+AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r)
 {
     const int lane = aot_lane(), e = lane < AOT_MHC_MIX ? lane : 0, part = e / N_ < 2 ? e / N_ : 2;
     const float scale = a.scale[part], base = a.base[e]; /* loaded before the tiles' copies queue */
     int n = 0, b = 0; /* tokens in batch b */
     CL_TILES(it, tile) {
-        const int q = it % CL_NS;
+        const int q = it % G::NS;
         if (lane == 0) aot_mbar_expect(&s.part[q], CL_B * CL_RV * 4);
-        aot_mbar_wait(&s.part[q], it / CL_NS & 1);
+        aot_mbar_wait(&s.part[q], it / G::NS & 1);
         float v = 0.0f;
         if (lane <= AOT_MHC_MIX)
             for (int k = 0; k < CL_B; k++) v += s.recv[q][k][lane];
-        const float rms = aot_rsqrt_fast(aot_shfl_f32(v, AOT_MHC_MIX) / (4.0f * AOT_MHC_CL_HIDDEN) + a.rms_eps);
+        const float rms = aot_rsqrt_fast(aot_shfl_f32(v, AOT_MHC_MIX) / (4.0f * G::C) + a.rms_eps);
         const float z = v * rms * scale + base;
         const float sig = aot_sigmoid(z), pre = sig + a.pre_eps;
         unsigned p[4];
 #pragma unroll
         for (int k = 0; k < 4; k++) p[k] = aot_bits_from_f32(aot_shfl_f32(pre, k));
         if (lane < CL_B) aot_store_remote(&s.coef[q][r][0], &s.cf[q], lane, p);
+        const aot_i64 t = (aot_i64)tile * CL_T + r;
+        if (a.delayed && lane < N_ && t < a.tokens) a.pre_out[t * N_ + lane] = pre;
         if (n == 0 && b >= 2) aot_mbar_wait(&s.zempty[b % 2], (b / 2 - 1) & 1);
         if (lane >= 2 * N_ && lane < AOT_MHC_MIX) s.zbuf[b % 2][n][lane - 2 * N_] = z;
         if (lane >= N_ && lane < 2 * N_) s.zbuf[b % 2][n][16 + lane - N_] = sig * a.post_mult;
@@ -866,70 +893,112 @@ AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared &s, int r)
     if (n) aot_mbar_arrive(&s.zfull[b % 2]);
 }
 
+/* The collapse weights of token t of the tile in slot q: its pre from the owners (coef), or
+ * delayed, the previous boundary's (pre_in, staged by cl_mix). */
+template <class G>
+AOT_DEV void cl_weights(const aot_mhc_cluster_kargs &a, const cl_shared<G> &s, int q, int t, float (&p)[4])
+{
+    const aot_u32x4 w = aot_load_u32x4((const aot_u32 *)(a.delayed ? s.pre_in[t] : s.coef[q][t]));
+#pragma unroll
+    for (int j = 0; j < 4; j++) p[j] = aot_f32_from_bits(w.v[j]);
+}
+
+/* Mix thread m < 64's value of tile's pre_in (delayed), or 0. */
+AOT_DEV float cl_pre_in(const aot_mhc_cluster_kargs &a, int tile, int m)
+{
+    const aot_i64 t = (aot_i64)tile * CL_T + m / 4;
+    return a.delayed && a.pre_in != nullptr && m < 4 * CL_T && t < a.tokens ? a.pre_in[t * N_ + m % 4] : 0.0f;
+}
+
 /* Thread m of the mix (0 .. CL_MIX_THREADS - 1) takes 8 positions of one token, for every
  * m + k CL_MIX_THREADS, ROUND of them at a time with their loads first (as many as its
  * registers hold). Positions stay in pairs, one 32-bit word each:
  * one instruction unpacks a value and one rounds two (built 16 bits at a time, the mix took
- * twice the instructions, and nvcc split its 16-byte store into 8). */
-AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared &s, int r, int m)
+ * twice the instructions, and nvcc split its 16-byte store into 8). The collapse of a delayed
+ * tile needs nothing from the owners: it runs at once, and waits for them (cf: every block's
+ * records read, so the slot and the records' buffer are free) only before the slot is handed
+ * back. */
+template <class G>
+AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int m)
 {
-    constexpr int UNITS = CL_T * CL_W / 8, PER = (UNITS + CL_MIX_THREADS - 1) / CL_MIX_THREADS, ROUND = 2;
+    constexpr int UNITS = CL_T * G::W / 8, PER = (UNITS + CL_MIX_THREADS - 1) / CL_MIX_THREADS, ROUND = 2;
+    const bool stream0 = a.delayed && a.pre_in == nullptr;
+    float pin = cl_pre_in(a, aot_cluster_id(), m); /* the next tile's, loaded a tile ahead */
     CL_TILES(it, tile) {
-        const int q = it % CL_NS, n = (a.tokens - tile * CL_T < CL_T ? a.tokens - tile * CL_T : CL_T) * (CL_W / 8);
+        const int q = it % G::NS, n = (a.tokens - tile * CL_T < CL_T ? a.tokens - tile * CL_T : CL_T) * (G::W / 8);
+        if (a.delayed) {
+            if (m < 4 * CL_T) s.pre_in[m / 4][m % 4] = pin;
+            pin = cl_pre_in(a, tile + aot_cluster_count(), m);
+            aot_sync_named(2, CL_MIX_THREADS);
+        }
         if (m == 0) aot_mbar_expect(&s.cf[q], CL_T * 16);
-        aot_mbar_wait(&s.cf[q], it / CL_NS & 1);
+        if (a.delayed) aot_mbar_wait(&s.full[q], it / G::NS & 1);
+        else aot_mbar_wait(&s.cf[q], it / G::NS & 1);
 #pragma unroll 1
         for (int k0 = 0; k0 < PER; k0 += ROUND) {
             aot_u32x4 x[ROUND][N_];
 #pragma unroll
             for (int k = 0; k < ROUND; k++) {
-                const int u = m + (k0 + k) * CL_MIX_THREADS < n ? m + (k0 + k) * CL_MIX_THREADS : n - 1, t = u / (CL_W / 8), h = u % (CL_W / 8) * 8;
+                const int u = m + (k0 + k) * CL_MIX_THREADS < n ? m + (k0 + k) * CL_MIX_THREADS : n - 1, t = u / (G::W / 8), h = u % (G::W / 8) * 8;
 #pragma unroll
                 for (int jj = 0; jj < N_; jj++) x[k][jj] = aot_load_u32x4((const aot_u32 *)(s.slot[q] + aot_swz(jj * CL_T + t, h, CL_ROWS)));
             }
 #pragma unroll
             for (int k = 0; k < ROUND; k++) {
-                const int u = m + (k0 + k) * CL_MIX_THREADS, t = u / (CL_W / 8), h = u % (CL_W / 8) * 8;
-                const aot_u32x4 pw = aot_load_u32x4((const aot_u32 *)s.coef[q][t < CL_T ? t : CL_T - 1]);
-                const float p[4] = {aot_f32_from_bits(pw.v[0]), aot_f32_from_bits(pw.v[1]), aot_f32_from_bits(pw.v[2]), aot_f32_from_bits(pw.v[3])};
-                aot_u32x4 o;
+                const int u = m + (k0 + k) * CL_MIX_THREADS, t = u / (G::W / 8), h = u % (G::W / 8) * 8;
+                const aot_i64 tok = (aot_i64)tile * CL_T + t;
+                float p[4];
+                cl_weights<G>(a, s, q, t < CL_T ? t : CL_T - 1, p);
+                aot_u32x4 o = x[k][0];
+                if (!stream0)
 #pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    const float lo = p[0] * lo_f32(x[k][0].v[i]) + p[1] * lo_f32(x[k][1].v[i]) + p[2] * lo_f32(x[k][2].v[i]) + p[3] * lo_f32(x[k][3].v[i]);
-                    const float hi = p[0] * hi_f32(x[k][0].v[i]) + p[1] * hi_f32(x[k][1].v[i]) + p[2] * hi_f32(x[k][2].v[i]) + p[3] * hi_f32(x[k][3].v[i]);
-                    o.v[i] = aot_pack2_16(lo, hi, 0);
-                }
-                if (u < n) aot_store_u32x4((aot_u32 *)(a.layer_input + ((aot_i64)tile * CL_T + t) * AOT_MHC_CL_HIDDEN + r * CL_W + h), o);
+                    for (int i = 0; i < 4; i++) {
+                        const float lo = p[0] * lo_f32(x[k][0].v[i]) + p[1] * lo_f32(x[k][1].v[i]) + p[2] * lo_f32(x[k][2].v[i]) + p[3] * lo_f32(x[k][3].v[i]);
+                        const float hi = p[0] * hi_f32(x[k][0].v[i]) + p[1] * hi_f32(x[k][1].v[i]) + p[2] * hi_f32(x[k][2].v[i]) + p[3] * hi_f32(x[k][3].v[i]);
+                        o.v[i] = aot_pack2_16(lo, hi, 0);
+                    }
+                if (u < n) aot_store_u32x4((aot_u32 *)(a.layer_input + tok * G::C + r * G::W + h), o);
             }
         }
+        if (a.delayed) aot_mbar_wait(&s.cf[q], it / G::NS & 1);
         aot_sync_named(2, CL_MIX_THREADS);
         if (m == 0) aot_mbar_arrive(&s.empty[q]);
     }
 }
 
-AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_MHC_CL_THREADS, 1) void mhc_pre_cluster(AOT_GRID_CONSTANT aot_mhc_cluster_kargs a)
+template <class G>
+AOT_DEV void cl_body(const aot_mhc_cluster_kargs &a)
 {
-    AOT_SHARED_DYN(unsigned char, raw, AOT_MHC_CL_SHARED);
-    cl_shared &s = *(cl_shared *)(raw + ((1024 - ((unsigned long long)raw & 1023)) & 1023));
+    static_assert(sizeof(cl_shared<G>) + 1024 <= AOT_MHC_CL_SHARED(G::C, G::NS), "AOT_MHC_CL_SHARED is the layout's size");
+    AOT_SHARED_DYN(unsigned char, raw, AOT_MHC_CL_SHARED(G::C, G::NS));
+    cl_shared<G> &s = *(cl_shared<G> *)(raw + ((1024 - ((unsigned long long)raw & 1023)) & 1023));
     const int r = aot_cluster_rank(), wave = aot_thread_x() / 32;
     if (aot_thread_x() == 0) {
-        for (int q = 0; q < CL_NS; q++)
+        for (int q = 0; q < G::NS; q++)
             aot_mbar_init(&s.full[q], 1), aot_mbar_init(&s.empty[q], 1), aot_mbar_init(&s.part[q], 1), aot_mbar_init(&s.cf[q], 1);
         for (int b = 0; b < 2; b++) aot_mbar_init(&s.zfull[b], AOT_WAVE), aot_mbar_init(&s.zempty[b], AOT_WAVE);
         aot_mbar_init(&s.fn_read, 1);
     }
     aot_cluster_sync();
     if (wave >= 4 && wave < 12) { /* warp groups 1 and 2 hold fn */
-        aot_regs_raise<176>();
-        cl_products(a, s, r, wave - 4);
+        aot_regs_raise<G::PREGS>();
+        cl_products<G>(a, s, r, wave - 4);
     } else {
-        aot_regs_lower<80>();
-        if (wave == 0) cl_producer(a, s, r);
-        else if (wave == 1) cl_owner(a, s, r);
-        else if (wave == 2) cl_finisher(a, s, r);
-        else if (wave >= 12) cl_mix(a, s, r, aot_thread_x() - 384);
+        aot_regs_lower<G::OREGS>();
+        if (wave == 0) cl_producer<G>(a, s, r);
+        else if (wave == 1) cl_owner<G>(a, s, r);
+        else if (wave == 2) cl_finisher<G>(a, s, r);
+        else if (wave >= 12) cl_mix<G>(a, s, r, aot_thread_x() - 384);
     }
     aot_cluster_sync(); /* no block leaves while another may still store into its shared memory */
 }
-AOT_EMU_ENTRY(mhc_pre_cluster, aot_mhc_cluster_kargs)
+
+#define MHC_CLUSTER(name, kargs, hidden, slots)                                                        \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_MHC_CL_THREADS, 1) void name(AOT_GRID_CONSTANT kargs a)       \
+    {                                                                                                  \
+        cl_body<cl_geom<hidden, slots>>(a);                                                            \
+    }                                                                                                  \
+    AOT_EMU_ENTRY(name, kargs)
+
+AOT_MHC_PIPELINE_VARIANTS(MHC_CLUSTER)
 #endif

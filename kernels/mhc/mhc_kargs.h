@@ -80,23 +80,21 @@ typedef struct {
     int32_t tokens, hidden;
 } aot_mhc_post_kargs;
 
-/* The one-pass pre on thread-block clusters (mhc_pre_cluster; sm_90a, and the emulator at wave
- * 32): pre_full at C = AOT_MHC_CL_HIDDEN without norm or broadcast. Clusters of
- * AOT_MHC_CL_BLOCKS blocks, as many as fit at once, take tiles of AOT_MHC_CL_TOKENS tokens in
- * turn; block r of a cluster owns hidden positions [r W, r W + W), W = C / AOT_MHC_CL_BLOCKS,
- * of all 4 streams, and its tiles pass through AOT_MHC_CL_SLOTS shared-memory slots. */
+/* The one-pass pre on thread-block clusters (mhc_pre_cluster_c*; sm_90a, and the emulator at
+ * wave 32): pre_full and pre_delayed without norm, broadcast or x, at the hidden sizes C of
+ * AOT_MHC_PIPELINE_VARIANTS. Clusters of AOT_MHC_CL_BLOCKS blocks, as many as fit at once, take
+ * tiles of AOT_MHC_CL_TOKENS tokens in turn; block r of a cluster owns hidden positions
+ * [r W, r W + W), W = C / AOT_MHC_CL_BLOCKS, of all 4 streams, and its tiles pass through
+ * `slots` shared-memory slots (the variant's; as many as fit). */
 #define AOT_MHC_CL_BLOCKS 16
-#define AOT_MHC_CL_HIDDEN 4096
-#define AOT_MHC_CL_W (AOT_MHC_CL_HIDDEN / AOT_MHC_CL_BLOCKS)
 #define AOT_MHC_CL_TOKENS 16
-#define AOT_MHC_CL_SLOTS 6
 #define AOT_MHC_CL_THREADS 512
 #define AOT_MHC_CL_RECORD 28     /* a token's partial sums: 24 mix, sum of squares, 3 unused */
 #define AOT_MHC_CL_BATCH 32      /* tiles whose post and comb the finisher wave makes together */
-#define AOT_MHC_CL_SHARED                                                                        \
-    (1024 + AOT_MHC_CL_SLOTS * AOT_MHC_CL_TOKENS * 4 * AOT_MHC_CL_W * 2 +                          \
-     4 * (8 + AOT_MHC_CL_SLOTS) * AOT_MHC_CL_TOKENS * AOT_MHC_CL_RECORD +                          \
-     4 * AOT_MHC_CL_SLOTS * AOT_MHC_CL_TOKENS * 4 + 2 * 4 * AOT_MHC_CL_BATCH * 20 + 16 * (4 * AOT_MHC_CL_SLOTS + 5))
+#define AOT_MHC_CL_SHARED(hidden, slots)                                                             \
+    (1024 + (slots) * AOT_MHC_CL_TOKENS * 4 * ((hidden) / AOT_MHC_CL_BLOCKS) * 2 +                   \
+     4 * (8 + (slots)) * AOT_MHC_CL_TOKENS * AOT_MHC_CL_RECORD + 4 * ((slots) + 1) * AOT_MHC_CL_TOKENS * 4 + \
+     2 * 4 * AOT_MHC_CL_BATCH * 20 + 16 * (4 * (slots) + 5))
 
 typedef struct {
     aot_tile_map residual;      /* bf16 [T][4][C] as {C, T, 4} (strides 4C and C), box {64, 16, 4} */
@@ -104,7 +102,11 @@ typedef struct {
     const float *scale, *base;  /* [3], [24] */
     float *post, *comb;         /* [T][4], [T][4][4] */
     uint16_t *layer_input;      /* bf16 [T][C] */
-    int32_t tokens, sinkhorn_iters;
+    /* delayed (pre_delayed): the collapse takes pre_in (NULL: stream 0 as it is) and this
+     * boundary's pre goes to pre_out; else the collapse takes this boundary's pre */
+    const float *pre_in;        /* [T][4] or NULL */
+    float *pre_out;             /* [T][4] */
+    int32_t tokens, sinkhorn_iters, delayed;
     float rms_eps, pre_eps, sinkhorn_eps, post_mult;
 } aot_mhc_cluster_kargs;
 

@@ -33,8 +33,12 @@
     X(mhc_post, aot_mhc_post_kargs)                                                             \
     X(mhc_head, aot_mhc_head_kargs)
 
-/* X(name, kargs): built only where AOT_PIPELINES is (sm_90a; the emulator at wave 32) */
-#define AOT_MHC_PIPELINE_VARIANTS(X) X(mhc_pre_cluster, aot_mhc_cluster_kargs)
+/* X(name, kargs, hidden, slots): the one-pass pre on clusters at one hidden size, with `slots`
+ * tiles in its ring (as many as fit in 227 KiB of shared memory); built only where
+ * AOT_PIPELINES is (sm_90a; the emulator at wave 32) */
+#define AOT_MHC_PIPELINE_VARIANTS(X)                                                            \
+    X(mhc_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 6)                                    \
+    X(mhc_pre_cluster_c5120, aot_mhc_cluster_kargs, 5120, 4)
 
 /* every kernel every target has */
 #define AOT_MHC_VARIANTS(X)                                                                     \

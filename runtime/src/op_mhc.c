@@ -215,35 +215,67 @@ aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *str
  * at 1024 tokens, 3 % less at 2048, 5 % at 4096 (docs/performance.md). */
 #define TERMS_MIN_TOKENS 1024
 
-/* pre_full in one pass (mhc_pre_cluster): at AOT_MHC_CL_HIDDEN without norm or broadcast, with
- * fn 16-byte aligned, on a device whose code objects have the kernel (sm_90a) and whose vendor
- * launches clusters.
- * @return OK once launched, UNSUPPORTED where it does not serve (pre_full then takes two
- * passes), or an error. */
-static aiter_aot_status one_pass_run(const aiter_aot_mhc_pre_full_args *a, void *stream, aot_diag *d)
+/* The one-pass kernel for a hidden size (AOT_MHC_PIPELINE_VARIANTS), or NULL: its name and its
+ * ring's slots. */
+static const char *cluster_kernel(int32_t hidden, int *slots)
 {
+#define CLUSTER_ROW(name, kargs, c, n) {AOT_K_##name, c, n},
+    static const struct { aot_kernel_id id; int32_t hidden, slots; } variants[] = {AOT_MHC_PIPELINE_VARIANTS(CLUSTER_ROW)};
+#undef CLUSTER_ROW
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+        if (variants[i].hidden == hidden) return *slots = variants[i].slots, aot_kernel_name(variants[i].id);
+    return NULL;
+}
+
+/* The one-pass kernel (mhc_pre_cluster_c*) as found for a call: serves a hidden size with a
+ * variant, fn 16-byte aligned, on a device whose code objects have the kernel (sm_90a) and
+ * whose vendor launches clusters; the callers leave out the norm, broadcast, x and aux. */
+typedef struct {
     aot_op_kernel k;
-    aot_mhc_cluster_kargs c;
-    if (a->hidden != AOT_MHC_CL_HIDDEN || a->norm_weight != NULL || a->broadcast || aot_misaligned(a->fn, 16))
-        return AITER_AOT_STATUS_UNSUPPORTED; /* the kernel copies fn 16 bytes at a time */
-    const aiter_aot_status found = aot_op_find(aot_kernel_name(AOT_K_mhc_pre_cluster), sizeof c, &k, d);
-    if (found == AITER_AOT_STATUS_NO_CODE_OBJECT || (found == AITER_AOT_STATUS_OK && k.gpu->tile_map == NULL))
+    unsigned shared;
+    int clusters; /* that fit at once */
+} one_pass;
+
+/* @return OK with o filled, UNSUPPORTED where the one pass does not serve (the op then takes two
+ * passes), or an error. */
+static aiter_aot_status one_pass_find(int32_t hidden, const float *fn, one_pass *o, aot_diag *d)
+{
+    int slots = 0;
+    const char *name = cluster_kernel(hidden, &slots);
+    if (name == NULL || aot_misaligned(fn, 16)) return AITER_AOT_STATUS_UNSUPPORTED; /* fn is copied 16 bytes at a time */
+    const aiter_aot_status found = aot_op_find(name, sizeof(aot_mhc_cluster_kargs), &o->k, d);
+    if (found == AITER_AOT_STATUS_NO_CODE_OBJECT || (found == AITER_AOT_STATUS_OK && o->k.gpu->tile_map == NULL))
         return AITER_AOT_STATUS_UNSUPPORTED;
     AOT_FORWARD(found);
-    int fit;
-    AOT_FORWARD(k.gpu->clusters_that_fit(k.fn->fn, AOT_MHC_CL_THREADS, AOT_MHC_CL_SHARED, AOT_MHC_CL_BLOCKS, &fit, d));
-    if (fit < 1) return AITER_AOT_STATUS_UNSUPPORTED;
-    memset(&c, 0, sizeof c);
-    const uint64_t C = AOT_MHC_CL_HIDDEN, dims[3] = {C, (uint64_t)a->tokens, AOT_MHC_N}, strides[2] = {AOT_MHC_N * C * 2, C * 2};
+    o->shared = AOT_MHC_CL_SHARED(hidden, slots);
+    AOT_FORWARD(o->k.gpu->clusters_that_fit(o->k.fn->fn, AOT_MHC_CL_THREADS, o->shared, AOT_MHC_CL_BLOCKS, &o->clusters, d));
+    return o->clusters < 1 ? AITER_AOT_STATUS_UNSUPPORTED : AITER_AOT_STATUS_OK;
+}
+
+/* Launches it on residual, c holding every other argument. */
+static aiter_aot_status one_pass_launch(one_pass *o, const void *residual, int32_t hidden, aot_mhc_cluster_kargs *c,
+                                        void *stream, aot_diag *d)
+{
+    const uint64_t C = (uint64_t)hidden, dims[3] = {C, (uint64_t)c->tokens, AOT_MHC_N}, strides[2] = {AOT_MHC_N * C * 2, C * 2};
     const uint32_t box[3] = {64, AOT_MHC_CL_TOKENS, AOT_MHC_N};
-    AOT_FORWARD(k.gpu->tile_map(&c.residual, a->residual, dims, strides, box, d));
-    c.fn = a->fn, c.scale = a->scale, c.base = a->base, c.post = a->post, c.comb = a->comb;
-    c.layer_input = a->layer_input, c.tokens = a->tokens, c.sinkhorn_iters = a->params.sinkhorn_iters;
-    c.rms_eps = a->params.rms_eps, c.pre_eps = a->params.pre_eps, c.sinkhorn_eps = a->params.sinkhorn_eps;
-    c.post_mult = a->params.post_mult;
-    const int tiles = (a->tokens + AOT_MHC_CL_TOKENS - 1) / AOT_MHC_CL_TOKENS, clusters = fit < tiles ? fit : tiles;
-    return aot_op_run_cluster(&k, &c, (unsigned)(clusters * AOT_MHC_CL_BLOCKS), AOT_MHC_CL_THREADS, AOT_MHC_CL_SHARED,
+    AOT_FORWARD(o->k.gpu->tile_map(&c->residual, residual, dims, strides, box, d));
+    const int tiles = (c->tokens + AOT_MHC_CL_TOKENS - 1) / AOT_MHC_CL_TOKENS;
+    const int clusters = o->clusters < tiles ? o->clusters : tiles;
+    return aot_op_run_cluster(&o->k, c, (unsigned)(clusters * AOT_MHC_CL_BLOCKS), AOT_MHC_CL_THREADS, o->shared,
                               AOT_MHC_CL_BLOCKS, stream, d);
+}
+
+/* The one-pass kernel's arguments, the tile map left for one_pass_launch. */
+static aot_mhc_cluster_kargs cluster_args(const float *fn, const float *scale, const float *base, float *post,
+                                          float *comb, void *layer_input, int32_t tokens,
+                                          const aiter_aot_mhc_params *p)
+{
+    aot_mhc_cluster_kargs c;
+    memset(&c, 0, sizeof c);
+    c.fn = fn, c.scale = scale, c.base = base, c.post = post, c.comb = comb, c.layer_input = layer_input;
+    c.tokens = tokens, c.sinkhorn_iters = p->sinkhorn_iters, c.rms_eps = p->rms_eps, c.pre_eps = p->pre_eps;
+    c.sinkhorn_eps = p->sinkhorn_eps, c.post_mult = p->post_mult;
+    return c;
 }
 
 /* The workspace of pre_full and the delayed ops: the partials of `splits` splits, mix then
@@ -298,7 +330,13 @@ static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void 
     int mps;
     AOT_FORWARD(aot_op_multiprocessors(&mps, d));
     uint16_t *fn_terms = pre_full_parts(a, pick_splits(a->tokens, a->hidden, mps), &g, &p);
-    const aiter_aot_status one = one_pass_run(a, stream, d);
+    one_pass o;
+    const aiter_aot_status one = a->norm_weight || a->broadcast ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, a->fn, &o, d);
+    if (one == AITER_AOT_STATUS_OK) {
+        aot_mhc_cluster_kargs c = cluster_args(a->fn, a->scale, a->base, a->post, a->comb, a->layer_input, a->tokens,
+                                               &a->params);
+        return one_pass_launch(&o, a->residual, a->hidden, &c, stream, d);
+    }
     if (one != AITER_AOT_STATUS_UNSUPPORTED) return one;
     AOT_FORWARD(gemm_run(&g, a->tokens >= TERMS_MIN_TOKENS ? fn_terms : NULL, stream, d));
     return pre_run(&p, AOT_LAUNCH_FOLLOWS, stream, d);
@@ -410,7 +448,7 @@ aiter_aot_status aiter_aot_mhc_head(const aiter_aot_mhc_head_args *args, void *s
 typedef struct {
     const char *op;
     const void *residual;
-    const float *scale, *base, *pre_mix;
+    const float *fn, *scale, *base, *pre_mix;
     const void *norm_weight;
     float *post, *comb, *next_pre_mix;
     void *layer_input, *aux;
@@ -452,9 +490,17 @@ static aiter_aot_status delayed_run(const delayed_pre *p, const float *mix, cons
                          AOT_LAUNCH_FOLLOWS, stream, d);
 }
 
+/* The one pass's arguments for the delayed pre (no norm, no aux). */
+static aot_mhc_cluster_kargs delayed_cluster_args(const delayed_pre *p)
+{
+    aot_mhc_cluster_kargs c = cluster_args(p->fn, p->scale, p->base, p->post, p->comb, p->layer_input, p->tokens, p->params);
+    c.pre_in = p->pre_mix, c.pre_out = p->next_pre_mix, c.delayed = 1;
+    return c;
+}
+
 static delayed_pre pre_delayed_parts(const aiter_aot_mhc_pre_delayed_args *a)
 {
-    return (delayed_pre){.op = "mhc_pre_delayed", .residual = a->residual, .scale = a->scale, .base = a->base,
+    return (delayed_pre){.op = "mhc_pre_delayed", .residual = a->residual, .fn = a->fn, .scale = a->scale, .base = a->base,
                          .pre_mix = a->pre_mix, .norm_weight = a->norm_weight, .post = a->post, .comb = a->comb,
                          .next_pre_mix = a->next_pre_mix, .layer_input = a->layer_input, .tokens = a->tokens,
                          .hidden = a->hidden, .params = &a->params};
@@ -476,6 +522,14 @@ static aiter_aot_status pre_delayed_check(const aiter_aot_mhc_pre_delayed_args *
 /* The projection of x (one stream when x_width is hidden) or of the residual, then pre. */
 static aiter_aot_status pre_delayed_run(const aiter_aot_mhc_pre_delayed_args *a, void *stream, aot_diag *d)
 {
+    one_pass o;
+    const aiter_aot_status found = a->x || a->norm_weight ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, a->fn, &o, d);
+    if (found == AITER_AOT_STATUS_OK) {
+        const delayed_pre p = pre_delayed_parts(a);
+        aot_mhc_cluster_kargs c = delayed_cluster_args(&p);
+        return one_pass_launch(&o, a->residual, a->hidden, &c, stream, d);
+    }
+    if (found != AITER_AOT_STATUS_UNSUPPORTED) return found;
     int mps;
     AOT_FORWARD(aot_op_multiprocessors(&mps, d));
     const int32_t splits = pick_splits(a->tokens, a->hidden, mps);
@@ -504,7 +558,7 @@ aiter_aot_status aiter_aot_mhc_pre_delayed(const aiter_aot_mhc_pre_delayed_args 
 
 static delayed_pre fused_delayed_parts(const aiter_aot_mhc_fused_post_pre_delayed_args *a)
 {
-    return (delayed_pre){.op = "mhc_fused_post_pre_delayed", .residual = a->residual_out, .scale = a->scale,
+    return (delayed_pre){.op = "mhc_fused_post_pre_delayed", .residual = a->residual_out, .fn = a->fn, .scale = a->scale,
                          .base = a->base, .pre_mix = a->pre_mix, .norm_weight = a->norm_weight, .post = a->post,
                          .comb = a->comb, .next_pre_mix = a->next_pre_mix, .layer_input = a->layer_input,
                          .aux = a->aux, .tokens = a->tokens, .hidden = a->hidden, .params = &a->params};
@@ -526,6 +580,17 @@ static aiter_aot_status fused_delayed_check(const aiter_aot_mhc_fused_post_pre_d
 static aiter_aot_status fused_delayed_run(const aiter_aot_mhc_fused_post_pre_delayed_args *a, void *stream,
                                           aot_diag *d)
 {
+    one_pass o;
+    const aiter_aot_status found = a->norm_weight || a->aux ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, a->fn, &o, d);
+    if (found == AITER_AOT_STATUS_OK) { /* post, then the one pass over what it stored */
+        aot_mhc_post_kargs k = {.comb = a->comb_in, .post = a->post_in, .residual = a->residual, .x = a->x,
+                                .out = a->residual_out, .tokens = a->tokens, .hidden = a->hidden};
+        AOT_FORWARD(post_run(&k, stream, d));
+        const delayed_pre p = fused_delayed_parts(a);
+        aot_mhc_cluster_kargs c = delayed_cluster_args(&p);
+        return one_pass_launch(&o, a->residual_out, a->hidden, &c, stream, d);
+    }
+    if (found != AITER_AOT_STATUS_UNSUPPORTED) return found;
     int mps;
     AOT_FORWARD(aot_op_multiprocessors(&mps, d));
     int32_t splits = pick_splits(a->tokens, a->hidden, mps);

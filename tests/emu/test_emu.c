@@ -118,13 +118,16 @@ static void run_mhc_delayed(const harness_mem *m, int quick, harness_tally *t)
         {PD, 16, 512, 1, 0, 0, NP},   {PD, 130, 512, 0, 0, 0, NP},  {PD, 5, 256, 1, 0, 0, XC | W},
         {PD, 3, 512, 0, 0, 0, X4 | W}, {PD, 2, 256, 0, 0, 0, XC | NP},
         {FD, 1, 256, 0, 0, 0, NP},    {FD, 4, 1024, 0, 0, 0, W},   {FD, 4, 256, 1, 0, 0, NP | AUX | W},
-        {FD, 16, 256, 1, 0, 0, NP | W}, {FD, 17, 256, 1, 0, 0, AUX | W}, {FD, 130, 256, 1, 0, 0, NP | AUX}};
+        {FD, 16, 256, 1, 0, 0, NP | W}, {FD, 17, 256, 1, 0, 0, AUX | W}, {FD, 130, 256, 1, 0, 0, NP | AUX},
+        /* the one pass on clusters at wave 32 (no norm, no x, no aux): with the previous pre
+         * mix, and without (stream 0 as it is); fused: post, then the one pass */
+        {PD, 3, 4096, 0, 0, 0, W},    {PD, 6, 5120, 0, 0, 0, NP},  {FD, 5, 4096, 0, 0, 0, 0}};
     const mhc_case more_cases[] = {
         {PD, 4, 256, 0, 0, 0, NP},    {PD, 16, 1024, 0, 0, 0, W},  {PD, 128, 256, 1, 0, 0, W},
         {FD, 1, 512, 1, 0, 0, AUX | W}, {FD, 16, 512, 0, 0, 0, AUX}, {FD, 128, 512, 0, 0, 0, W},
         /* 128+ tokens at 1024, and fn's terms */
         {PD, 260, 1024, 1, 0, 0, W},  {FD, 200, 1024, 1, 0, 0, AUX}, {PD, 1030, 256, 0, 0, 0, W},
-        {FD, 1024, 256, 1, 0, 0, NP | W}};
+        {FD, 1024, 256, 1, 0, 0, NP | W}, {PD, 200, 4096, 0, 0, 0, 0}};
     for (size_t i = 0; i < COUNT(short_cases); i++) harness_mhc(m, &short_cases[i], seed++, t);
     for (size_t i = 0; i < COUNT(more_cases) && !quick; i++) harness_mhc(m, &more_cases[i], seed++, t);
 }
@@ -151,10 +154,12 @@ static void run_mhc(const harness_mem *m, int quick, harness_tally *t)
         {MHC_HEAD, 3, 512, 0, 0, 0, 0},          {MHC_PRE_FULL, 1030, 256, 1, 0, 0, 0},
         {MHC_PRE_FULL, 1024, 256, 0, 1, 0, 0},   {MHC_FUSED, 17, 256, 0, 0, 3, 0},
         {MHC_FUSED, 260, 256, 0, 0, 2, 0},
-        /* C = 4096 at wave 32: the one pass on clusters (2 emulated at once), one partial tile;
-         * 15 tiles, so cluster 0 takes 8 and its ring of 6 slots wraps; norm keeps two passes */
+        /* C = 4096 and 5120 at wave 32: the one pass on clusters (2 emulated at once), one partial
+         * tile; 15 tiles, so cluster 0 takes 8 and its ring of 6 slots wraps (5120: 4 slots);
+         * norm keeps two passes */
         {MHC_PRE_FULL, 5, 4096, 0, 0, 0, 0},     {MHC_PRE_FULL, 240, 4096, 0, 0, 0, 0},
-        {MHC_PRE_FULL, 3, 4096, 1, 0, 0, 0}};
+        {MHC_PRE_FULL, 3, 4096, 1, 0, 0, 0},     {MHC_PRE_FULL, 7, 5120, 0, 0, 0, 0},
+        {MHC_PRE_FULL, 240, 5120, 0, 0, 0, 0}};
     for (size_t i = 0; i < COUNT(mhc); i++)
         if (!quick || quick_mhc(&mhc[i])) harness_mhc(m, &mhc[i], seed++, t);
     run_mhc_delayed(m, quick, t);

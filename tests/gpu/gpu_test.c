@@ -332,6 +332,9 @@ int main(int argc, char **argv)
                              /* the one-pass kernel with 73 tiles a cluster on 7 clusters (past two batches
                               * of post and comb, AOT_MHC_CL_BATCH tiles each), its last tile partial */
                              {MHC_PRE_FULL, 8200, 4096, 0, 0, 0, 0},
+                             /* the one pass at 5120 (a ring of 4 slots): decode, a partial tile, many tiles */
+                             {MHC_PRE_FULL, 1, 5120, 0, 0, 0, 0},          {MHC_PRE_FULL, 37, 5120, 0, 0, 0, 0},
+                             {MHC_PRE_FULL, 4096, 5120, 0, 0, 0, 0},       {MHC_PRE_FULL, 8200, 5120, 0, 0, 0, 0},
                              /* fn 4- or 8-byte aligned only: pre_full takes two passes (the one pass
                               * copies fn 16 bytes at a time, and would fault) */
                              {MHC_PRE_FULL, 300, 4096, 0, 0, 1, 0},        {MHC_PRE_FULL, 300, 4096, 0, 0, 2, 0}};
