@@ -653,11 +653,14 @@ constexpr int CL_PANEL = CL_ROWS * 64, CL_PW = 8, CL_MIX_THREADS = 4 * 32; /* 16
 
 /* One variant's sizes: hidden C, W positions a block, NS slots of SLOT 16-bit elements, KS k16
  * steps a product wave (stream w / 2, half of W). The product waves hold fn's slice, 12 KS
- * registers, and get PREGS registers a thread of the 256 a pair of waves may share. */
-template <int HIDDEN, int SLOTS>
+ * registers, and get PREGS registers a thread of the 256 a pair of waves may share. POST: the
+ * previous sublayer's post-mix comes first (fused_post_pre_delayed), x through XT-element
+ * buffers. */
+template <int HIDDEN, int SLOTS, bool POST_>
 struct cl_geom {
-    enum { C = HIDDEN, W = C / CL_B, NS = SLOTS, SLOT = CL_PANEL * (W / 64), KS = W / 2 / 16 };
-    enum { PREGS = (12 * KS + 72 + 7) / 8 * 8, OREGS = 256 - PREGS };
+    enum { C = HIDDEN, W = C / CL_B, NS = SLOTS, SLOT = CL_PANEL * (W / 64), KS = W / 2 / 16, XT = POST_ ? CL_T * W : 8 };
+    enum { PREGS = (12 * KS + (POST_ ? (KS <= 8 ? 48 : 64) : 72) + 7) / 8 * 8, OREGS = 256 - PREGS };
+    static constexpr bool POST = POST_;
     static_assert(W % 64 == 0 && PREGS <= 232 && OREGS >= 48, "whole panels; registers for both roles");
 };
 
@@ -668,8 +671,10 @@ struct cl_shared {
     float recv[G::NS][CL_B][CL_RV];
     float coef[G::NS][CL_T][4];
     float pre_in[CL_T][4]; /* delayed: the tile's pre_in, for the mix */
+    aot_u16 x[2][G::XT];   /* post: x of a tile, [token][W], copied a tile ahead */
+    float pc[CL_T][20];    /* post: the tile's post_in (4) and comb_in (16) a token */
     float zbuf[2][AOT_MHC_CL_BATCH][20]; /* the owner's comb logits and post, a batch's tokens */
-    aot_mbar full[G::NS], empty[G::NS], part[G::NS], cf[G::NS], zfull[2], zempty[2], fn_read;
+    aot_mbar full[G::NS], empty[G::NS], part[G::NS], cf[G::NS], posted[G::NS], zfull[2], zempty[2], fn_read;
 };
 
 /* The block's slice of fn (AOT_MHC_MIX x 4 streams x W floats, three slots' bytes) is staged in
@@ -752,7 +757,7 @@ AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r,
     if (mt == 0) aot_mbar_arrive(&s.fn_read);
     CL_TILES(it, tile) {
         const int q = it % G::NS;
-        aot_mbar_wait(&s.full[q], it / G::NS & 1);
+        aot_mbar_wait(G::POST ? &s.posted[q] : &s.full[q], it / G::NS & 1); /* post: the slot holds the new residual */
         float acc[3][S::C] = {}, gram[2][S::C] = {};
 #pragma unroll
         for (int ks = 0; ks < G::KS; ks++) {
@@ -893,47 +898,139 @@ AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r)
     if (n) aot_mbar_arrive(&s.zfull[b % 2]);
 }
 
-/* The collapse weights of token t of the tile in slot q: its pre from the owners (coef), or
- * delayed, the previous boundary's (pre_in, staged by cl_mix). */
+/* Mix thread m's values of a tile's small inputs, loaded a tile ahead into registers and staged
+ * in shared memory when the tile starts: pre_in (delayed, m < 64), and with post post_in and
+ * comb_in (20 a token, 3 a thread). */
+struct cl_small {
+    float pre_in, pc[3];
+};
+
 template <class G>
-AOT_DEV void cl_weights(const aot_mhc_cluster_kargs &a, const cl_shared<G> &s, int q, int t, float (&p)[4])
+AOT_DEV cl_small cl_small_load(const aot_mhc_cluster_kargs &a, int tile, int m)
 {
-    const aot_u32x4 w = aot_load_u32x4((const aot_u32 *)(a.delayed ? s.pre_in[t] : s.coef[q][t]));
+    cl_small v = {0.0f, {0.0f, 0.0f, 0.0f}};
+    const aot_i64 t0 = (aot_i64)tile * CL_T, t = t0 + m / 4;
+    if (a.delayed && a.pre_in != nullptr && m < 4 * CL_T && t < a.tokens) v.pre_in = a.pre_in[t * N_ + m % 4];
+    if (G::POST)
 #pragma unroll
-    for (int j = 0; j < 4; j++) p[j] = aot_f32_from_bits(w.v[j]);
+        for (int i = 0; i < 3; i++) {
+            const int e = m + i * CL_MIX_THREADS, tt = e / 20, c = e % 20;
+            if (e < CL_T * 20 && t0 + tt < a.tokens) v.pc[i] = c < 4 ? a.post_in[(t0 + tt) * 4 + c] : a.comb_in[(t0 + tt) * 16 + c - 4];
+        }
+    return v;
 }
 
-/* Mix thread m < 64's value of tile's pre_in (delayed), or 0. */
-AOT_DEV float cl_pre_in(const aot_mhc_cluster_kargs &a, int tile, int m)
+template <class G>
+AOT_DEV void cl_small_stage(cl_shared<G> &s, const cl_small &v, int m)
 {
-    const aot_i64 t = (aot_i64)tile * CL_T + m / 4;
-    return a.delayed && a.pre_in != nullptr && m < 4 * CL_T && t < a.tokens ? a.pre_in[t * N_ + m % 4] : 0.0f;
+    if (m < 4 * CL_T) s.pre_in[m / 4][m % 4] = v.pre_in;
+    if (G::POST)
+#pragma unroll
+        for (int i = 0; i < 3; i++)
+            if (m + i * CL_MIX_THREADS < CL_T * 20) s.pc[(m + i * CL_MIX_THREADS) / 20][(m + i * CL_MIX_THREADS) % 20] = v.pc[i];
+}
+
+/* post: thread m's copies of x for its units of `tile` (those of cl_mix) into buffer b. */
+template <class G>
+AOT_DEV void cl_x_issue(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int tile, int b, int m)
+{
+    constexpr int UNITS = CL_T * G::W / 8;
+    for (int u = m; u < UNITS; u += CL_MIX_THREADS) {
+        const int t = u / (G::W / 8), h = u % (G::W / 8) * 8;
+        const aot_i64 tok = (aot_i64)tile * CL_T + t;
+        const bool valid = tok < a.tokens;
+        aot_copy16_async(s.x[b] + t * G::W + h, a.x + (valid ? tok : 0) * G::C + r * G::W + h, valid);
+    }
+    aot_copy_async_commit();
+}
+
+/* The collapse of 8 positions (4 words of pairs) from the streams o: the weights p in stream
+ * order, rounded once (stream0: stream 0 as it is); aux: their mean. */
+AOT_DEV aot_u32x4 cl_collapse(const aot_u32x4 (&o)[N_], const float (&p)[4], bool stream0)
+{
+    if (stream0) return o[0];
+    aot_u32x4 c;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float lo = p[0] * lo_f32(o[0].v[i]) + p[1] * lo_f32(o[1].v[i]) + p[2] * lo_f32(o[2].v[i]) + p[3] * lo_f32(o[3].v[i]);
+        const float hi = p[0] * hi_f32(o[0].v[i]) + p[1] * hi_f32(o[1].v[i]) + p[2] * hi_f32(o[2].v[i]) + p[3] * hi_f32(o[3].v[i]);
+        c.v[i] = aot_pack2_16(lo, hi, 0);
+    }
+    return c;
+}
+
+/* post: the new residual of 8 positions, v[k] = post[k] x + sum_j comb[j][k] r[j] in fp32 (as
+ * mhc_post), rounded to bf16 in place of r, a word (two positions) at a time. */
+AOT_DEV void cl_post8(aot_u32x4 (&r)[N_], const aot_u32x4 &x, const float *pc)
+{
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float xl = lo_f32(x.v[i]), xh = hi_f32(x.v[i]);
+        float rl[N_], rh[N_];
+#pragma unroll
+        for (int j = 0; j < N_; j++) rl[j] = lo_f32(r[j].v[i]), rh[j] = hi_f32(r[j].v[i]);
+#pragma unroll
+        for (int k = 0; k < N_; k++) {
+            float vl = pc[k] * xl, vh = pc[k] * xh;
+#pragma unroll
+            for (int j = 0; j < N_; j++) vl += pc[4 + j * N_ + k] * rl[j], vh += pc[4 + j * N_ + k] * rh[j];
+            r[k].v[i] = aot_pack2_16(vl, vh, 0);
+        }
+    }
+}
+
+AOT_DEV aot_u32x4 cl_mean4(const aot_u32x4 (&o)[N_])
+{
+    aot_u32x4 m;
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        m.v[i] = aot_pack2_16((lo_f32(o[0].v[i]) + lo_f32(o[1].v[i]) + lo_f32(o[2].v[i]) + lo_f32(o[3].v[i])) * 0.25f,
+                              (hi_f32(o[0].v[i]) + hi_f32(o[1].v[i]) + hi_f32(o[2].v[i]) + hi_f32(o[3].v[i])) * 0.25f, 0);
+    return m;
+}
+
+/* Hands tile it's slot back to the producer once cf[q] has completed: every owner of the tile
+ * has read every block's records, so the products are done with the slot and the records'
+ * buffer is free. */
+template <class G>
+AOT_DEV void cl_release(cl_shared<G> &s, int it, int m)
+{
+    const int q = it % G::NS;
+    aot_mbar_wait(&s.cf[q], it / G::NS & 1);
+    aot_sync_named(2, CL_MIX_THREADS);
+    if (m == 0) aot_mbar_arrive(&s.empty[q]);
 }
 
 /* Thread m of the mix (0 .. CL_MIX_THREADS - 1) takes 8 positions of one token, for every
  * m + k CL_MIX_THREADS, ROUND of them at a time with their loads first (as many as its
  * registers hold). Positions stay in pairs, one 32-bit word each:
  * one instruction unpacks a value and one rounds two (built 16 bits at a time, the mix took
- * twice the instructions, and nvcc split its 16-byte store into 8). The collapse of a delayed
- * tile needs nothing from the owners: it runs at once, and waits for them (cf: every block's
- * records read, so the slot and the records' buffer are free) only before the slot is handed
- * back. */
+ * twice the instructions, and nvcc split its 16-byte store into 8).
+ * pre_full waits for the owners' pre (cf) before its collapse. The delayed collapse needs
+ * nothing from them: it runs when the tile lands, and the slot goes back a tile later, after
+ * cf. With POST it first makes the new residual (stored to residual_out, and into the slot for
+ * the products, which wait for `posted`). */
 template <class G>
 AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int m)
 {
-    constexpr int UNITS = CL_T * G::W / 8, PER = (UNITS + CL_MIX_THREADS - 1) / CL_MIX_THREADS, ROUND = 2;
+    constexpr int UNITS = CL_T * G::W / 8, PER = (UNITS + CL_MIX_THREADS - 1) / CL_MIX_THREADS, ROUND = G::POST ? 1 : 2;
     const bool stream0 = a.delayed && a.pre_in == nullptr;
-    float pin = cl_pre_in(a, aot_cluster_id(), m); /* the next tile's, loaded a tile ahead */
+    cl_small next = cl_small_load<G>(a, aot_cluster_id(), m);
+    if (G::POST) cl_x_issue<G>(a, s, r, aot_cluster_id(), 0, m);
+    int tiles = 0;
     CL_TILES(it, tile) {
         const int q = it % G::NS, n = (a.tokens - tile * CL_T < CL_T ? a.tokens - tile * CL_T : CL_T) * (G::W / 8);
-        if (a.delayed) {
-            if (m < 4 * CL_T) s.pre_in[m / 4][m % 4] = pin;
-            pin = cl_pre_in(a, tile + aot_cluster_count(), m);
-            aot_sync_named(2, CL_MIX_THREADS);
-        }
         if (m == 0) aot_mbar_expect(&s.cf[q], CL_T * 16);
-        if (a.delayed) aot_mbar_wait(&s.full[q], it / G::NS & 1);
-        else aot_mbar_wait(&s.cf[q], it / G::NS & 1);
+        if (a.delayed) {
+            cl_small_stage<G>(s, next, m);
+            next = cl_small_load<G>(a, tile + aot_cluster_count(), m);
+            if (G::POST) cl_x_issue<G>(a, s, r, tile + aot_cluster_count(), (it + 1) & 1, m);
+            aot_sync_named(2, CL_MIX_THREADS);
+            aot_mbar_wait(&s.full[q], it / G::NS & 1);
+            if (G::POST) aot_copy_async_wait_prior<1>(); /* this tile's x (the next tile's may be in flight) */
+        } else {
+            aot_mbar_wait(&s.cf[q], it / G::NS & 1);
+        }
 #pragma unroll 1
         for (int k0 = 0; k0 < PER; k0 += ROUND) {
             aot_u32x4 x[ROUND][N_];
@@ -945,37 +1042,47 @@ AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int 
             }
 #pragma unroll
             for (int k = 0; k < ROUND; k++) {
-                const int u = m + (k0 + k) * CL_MIX_THREADS, t = u / (G::W / 8), h = u % (G::W / 8) * 8;
-                const aot_i64 tok = (aot_i64)tile * CL_T + t;
-                float p[4];
-                cl_weights<G>(a, s, q, t < CL_T ? t : CL_T - 1, p);
-                aot_u32x4 o = x[k][0];
-                if (!stream0)
+                const int u = m + (k0 + k) * CL_MIX_THREADS, t = u / (G::W / 8), h = u % (G::W / 8) * 8, tc = t < CL_T ? t : CL_T - 1;
+                const aot_i64 tok = (aot_i64)tile * CL_T + t, at = tok * G::C + r * G::W + h;
+                if (G::POST) {
+                    cl_post8(x[k], aot_load_u32x4((const aot_u32 *)(s.x[it & 1] + tc * G::W + h)), s.pc[tc]);
+                    if (u < n)
 #pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        const float lo = p[0] * lo_f32(x[k][0].v[i]) + p[1] * lo_f32(x[k][1].v[i]) + p[2] * lo_f32(x[k][2].v[i]) + p[3] * lo_f32(x[k][3].v[i]);
-                        const float hi = p[0] * hi_f32(x[k][0].v[i]) + p[1] * hi_f32(x[k][1].v[i]) + p[2] * hi_f32(x[k][2].v[i]) + p[3] * hi_f32(x[k][3].v[i]);
-                        o.v[i] = aot_pack2_16(lo, hi, 0);
-                    }
-                if (u < n) aot_store_u32x4((aot_u32 *)(a.layer_input + tok * G::C + r * G::W + h), o);
+                        for (int jj = 0; jj < N_; jj++) {
+                            aot_store_u32x4((aot_u32 *)(s.slot[q] + aot_swz(jj * CL_T + t, h, CL_ROWS)), x[k][jj]);
+                            aot_store_u32x4((aot_u32 *)(a.residual_out + (tok * N_ + jj) * G::C + r * G::W + h), x[k][jj]);
+                        }
+                    if (a.aux != nullptr && u < n) aot_store_u32x4((aot_u32 *)(a.aux + at), cl_mean4(x[k]));
+                }
+                const aot_u32x4 w = aot_load_u32x4((const aot_u32 *)(a.delayed ? s.pre_in[tc] : s.coef[q][tc]));
+                const float p[4] = {aot_f32_from_bits(w.v[0]), aot_f32_from_bits(w.v[1]), aot_f32_from_bits(w.v[2]), aot_f32_from_bits(w.v[3])};
+                if (u < n) aot_store_u32x4((aot_u32 *)(a.layer_input + at), cl_collapse(x[k], p, stream0));
             }
         }
-        if (a.delayed) aot_mbar_wait(&s.cf[q], it / G::NS & 1);
-        aot_sync_named(2, CL_MIX_THREADS);
-        if (m == 0) aot_mbar_arrive(&s.empty[q]);
+        if (G::POST) { /* every mix thread, after its stores into the slot; which a tensor copy refills later: */
+            aot_wg_shared_fence(); /* (fence.proxy.async) orders those stores before it */
+            aot_mbar_arrive(&s.posted[q]);
+        }
+        if (!a.delayed) cl_release<G>(s, it, m);
+        else if (it > 0) cl_release<G>(s, it - 1, m);
+        else aot_sync_named(2, CL_MIX_THREADS); /* the next tile's staging waits for this one's reads (later, the release does) */
+        tiles = it + 1;
     }
+    if (a.delayed && tiles > 0) cl_release<G>(s, tiles - 1, m);
+    if (G::POST) aot_copy_async_wait_all();
 }
 
 template <class G>
 AOT_DEV void cl_body(const aot_mhc_cluster_kargs &a)
 {
-    static_assert(sizeof(cl_shared<G>) + 1024 <= AOT_MHC_CL_SHARED(G::C, G::NS), "AOT_MHC_CL_SHARED is the layout's size");
-    AOT_SHARED_DYN(unsigned char, raw, AOT_MHC_CL_SHARED(G::C, G::NS));
+    static_assert(sizeof(cl_shared<G>) + 1024 <= AOT_MHC_CL_SHARED(G::C, G::NS, G::POST), "AOT_MHC_CL_SHARED is the layout's size");
+    AOT_SHARED_DYN(unsigned char, raw, AOT_MHC_CL_SHARED(G::C, G::NS, G::POST));
     cl_shared<G> &s = *(cl_shared<G> *)(raw + ((1024 - ((unsigned long long)raw & 1023)) & 1023));
     const int r = aot_cluster_rank(), wave = aot_thread_x() / 32;
     if (aot_thread_x() == 0) {
         for (int q = 0; q < G::NS; q++)
-            aot_mbar_init(&s.full[q], 1), aot_mbar_init(&s.empty[q], 1), aot_mbar_init(&s.part[q], 1), aot_mbar_init(&s.cf[q], 1);
+            aot_mbar_init(&s.full[q], 1), aot_mbar_init(&s.empty[q], 1), aot_mbar_init(&s.part[q], 1), aot_mbar_init(&s.cf[q], 1),
+                aot_mbar_init(&s.posted[q], CL_MIX_THREADS);
         for (int b = 0; b < 2; b++) aot_mbar_init(&s.zfull[b], AOT_WAVE), aot_mbar_init(&s.zempty[b], AOT_WAVE);
         aot_mbar_init(&s.fn_read, 1);
     }
@@ -993,10 +1100,10 @@ AOT_DEV void cl_body(const aot_mhc_cluster_kargs &a)
     aot_cluster_sync(); /* no block leaves while another may still store into its shared memory */
 }
 
-#define MHC_CLUSTER(name, kargs, hidden, slots)                                                        \
+#define MHC_CLUSTER(name, kargs, hidden, slots, post)                                                  \
     AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_MHC_CL_THREADS, 1) void name(AOT_GRID_CONSTANT kargs a)       \
     {                                                                                                  \
-        cl_body<cl_geom<hidden, slots>>(a);                                                            \
+        cl_body<cl_geom<hidden, slots, post>>(a);                                                      \
     }                                                                                                  \
     AOT_EMU_ENTRY(name, kargs)
 

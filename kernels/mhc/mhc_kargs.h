@@ -85,16 +85,18 @@ typedef struct {
  * AOT_MHC_PIPELINE_VARIANTS. Clusters of AOT_MHC_CL_BLOCKS blocks, as many as fit at once, take
  * tiles of AOT_MHC_CL_TOKENS tokens in turn; block r of a cluster owns hidden positions
  * [r W, r W + W), W = C / AOT_MHC_CL_BLOCKS, of all 4 streams, and its tiles pass through
- * `slots` shared-memory slots (the variant's; as many as fit). */
+ * `slots` shared-memory slots (the variant's; as many as fit). The post variants make the new
+ * residual of fused_post_pre_delayed first. */
 #define AOT_MHC_CL_BLOCKS 16
 #define AOT_MHC_CL_TOKENS 16
 #define AOT_MHC_CL_THREADS 512
 #define AOT_MHC_CL_RECORD 28     /* a token's partial sums: 24 mix, sum of squares, 3 unused */
 #define AOT_MHC_CL_BATCH 32      /* tiles whose post and comb the finisher wave makes together */
-#define AOT_MHC_CL_SHARED(hidden, slots)                                                             \
+#define AOT_MHC_CL_SHARED(hidden, slots, post)                                                       \
     (1024 + (slots) * AOT_MHC_CL_TOKENS * 4 * ((hidden) / AOT_MHC_CL_BLOCKS) * 2 +                   \
      4 * (8 + (slots)) * AOT_MHC_CL_TOKENS * AOT_MHC_CL_RECORD + 4 * ((slots) + 1) * AOT_MHC_CL_TOKENS * 4 + \
-     2 * 4 * AOT_MHC_CL_BATCH * 20 + 16 * (4 * (slots) + 5))
+     2 * 2 * ((post) ? AOT_MHC_CL_TOKENS * ((hidden) / AOT_MHC_CL_BLOCKS) : 8) + 4 * AOT_MHC_CL_TOKENS * 20 + \
+     2 * 4 * AOT_MHC_CL_BATCH * 20 + 16 * (5 * (slots) + 6))
 
 typedef struct {
     aot_tile_map residual;      /* bf16 [T][4][C] as {C, T, 4} (strides 4C and C), box {64, 16, 4} */
@@ -106,6 +108,12 @@ typedef struct {
      * boundary's pre goes to pre_out; else the collapse takes this boundary's pre */
     const float *pre_in;        /* [T][4] or NULL */
     float *pre_out;             /* [T][4] */
+    /* post (fused_post_pre_delayed): the residual above is the previous one, and the new one,
+     * bf16(post_in[k] x + sum_j comb_in[j][k] residual[j]), goes to residual_out (and its mean
+     * to aux, or NULL) before the rest reads it */
+    const uint16_t *x;          /* bf16 [T][C] */
+    const float *post_in, *comb_in; /* [T][4], [T][4][4] */
+    uint16_t *residual_out, *aux; /* bf16 [T][4][C], [T][C] */
     int32_t tokens, sinkhorn_iters, delayed;
     float rms_eps, pre_eps, sinkhorn_eps, post_mult;
 } aot_mhc_cluster_kargs;

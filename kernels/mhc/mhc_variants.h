@@ -33,12 +33,15 @@
     X(mhc_post, aot_mhc_post_kargs)                                                             \
     X(mhc_head, aot_mhc_head_kargs)
 
-/* X(name, kargs, hidden, slots): the one-pass pre on clusters at one hidden size, with `slots`
- * tiles in its ring (as many as fit in 227 KiB of shared memory); built only where
- * AOT_PIPELINES is (sm_90a; the emulator at wave 32) */
+/* X(name, kargs, hidden, slots, post): the one-pass pre on clusters at one hidden size, with
+ * `slots` tiles in its ring (as many as fit in 227 KiB of shared memory); post: the previous
+ * sublayer's post-mix first (fused_post_pre_delayed). Built only where AOT_PIPELINES is (sm_90a;
+ * the emulator at wave 32) */
 #define AOT_MHC_PIPELINE_VARIANTS(X)                                                            \
-    X(mhc_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 6)                                    \
-    X(mhc_pre_cluster_c5120, aot_mhc_cluster_kargs, 5120, 4)
+    X(mhc_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 6, false)                             \
+    X(mhc_pre_cluster_c5120, aot_mhc_cluster_kargs, 5120, 4, false)                             \
+    X(mhc_post_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 5, true)                         \
+    X(mhc_post_pre_cluster_c5120, aot_mhc_cluster_kargs, 5120, 4, true)
 
 /* every kernel every target has */
 #define AOT_MHC_VARIANTS(X)                                                                     \

@@ -215,15 +215,17 @@ aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *str
  * at 1024 tokens, 3 % less at 2048, 5 % at 4096 (docs/performance.md). */
 #define TERMS_MIN_TOKENS 1024
 
-/* The one-pass kernel for a hidden size (AOT_MHC_PIPELINE_VARIANTS), or NULL: its name and its
- * ring's slots. */
-static const char *cluster_kernel(int32_t hidden, int *slots)
+/* The one-pass kernel for a hidden size, with or without the post-mix first
+ * (AOT_MHC_PIPELINE_VARIANTS), or NULL: its name and its ring's slots. */
+static const char *cluster_kernel(int32_t hidden, bool post, int *slots)
 {
-#define CLUSTER_ROW(name, kargs, c, n) {AOT_K_##name, c, n},
-    static const struct { aot_kernel_id id; int32_t hidden, slots; } variants[] = {AOT_MHC_PIPELINE_VARIANTS(CLUSTER_ROW)};
+#define CLUSTER_ROW(name, kargs, c, n, p) {AOT_K_##name, c, n, p},
+    static const struct { aot_kernel_id id; int32_t hidden, slots; bool post; } variants[] = {
+        AOT_MHC_PIPELINE_VARIANTS(CLUSTER_ROW)};
 #undef CLUSTER_ROW
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
-        if (variants[i].hidden == hidden) return *slots = variants[i].slots, aot_kernel_name(variants[i].id);
+        if (variants[i].hidden == hidden && variants[i].post == post)
+            return *slots = variants[i].slots, aot_kernel_name(variants[i].id);
     return NULL;
 }
 
@@ -238,16 +240,16 @@ typedef struct {
 
 /* @return OK with o filled, UNSUPPORTED where the one pass does not serve (the op then takes two
  * passes), or an error. */
-static aiter_aot_status one_pass_find(int32_t hidden, const float *fn, one_pass *o, aot_diag *d)
+static aiter_aot_status one_pass_find(int32_t hidden, bool post, const float *fn, one_pass *o, aot_diag *d)
 {
     int slots = 0;
-    const char *name = cluster_kernel(hidden, &slots);
+    const char *name = cluster_kernel(hidden, post, &slots);
     if (name == NULL || aot_misaligned(fn, 16)) return AITER_AOT_STATUS_UNSUPPORTED; /* fn is copied 16 bytes at a time */
     const aiter_aot_status found = aot_op_find(name, sizeof(aot_mhc_cluster_kargs), &o->k, d);
     if (found == AITER_AOT_STATUS_NO_CODE_OBJECT || (found == AITER_AOT_STATUS_OK && o->k.gpu->tile_map == NULL))
         return AITER_AOT_STATUS_UNSUPPORTED;
     AOT_FORWARD(found);
-    o->shared = AOT_MHC_CL_SHARED(hidden, slots);
+    o->shared = AOT_MHC_CL_SHARED(hidden, slots, post);
     AOT_FORWARD(o->k.gpu->clusters_that_fit(o->k.fn->fn, AOT_MHC_CL_THREADS, o->shared, AOT_MHC_CL_BLOCKS, &o->clusters, d));
     return o->clusters < 1 ? AITER_AOT_STATUS_UNSUPPORTED : AITER_AOT_STATUS_OK;
 }
@@ -331,7 +333,7 @@ static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void 
     AOT_FORWARD(aot_op_multiprocessors(&mps, d));
     uint16_t *fn_terms = pre_full_parts(a, pick_splits(a->tokens, a->hidden, mps), &g, &p);
     one_pass o;
-    const aiter_aot_status one = a->norm_weight || a->broadcast ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, a->fn, &o, d);
+    const aiter_aot_status one = a->norm_weight || a->broadcast ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, false, a->fn, &o, d);
     if (one == AITER_AOT_STATUS_OK) {
         aot_mhc_cluster_kargs c = cluster_args(a->fn, a->scale, a->base, a->post, a->comb, a->layer_input, a->tokens,
                                                &a->params);
@@ -523,7 +525,7 @@ static aiter_aot_status pre_delayed_check(const aiter_aot_mhc_pre_delayed_args *
 static aiter_aot_status pre_delayed_run(const aiter_aot_mhc_pre_delayed_args *a, void *stream, aot_diag *d)
 {
     one_pass o;
-    const aiter_aot_status found = a->x || a->norm_weight ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, a->fn, &o, d);
+    const aiter_aot_status found = a->x || a->norm_weight ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, false, a->fn, &o, d);
     if (found == AITER_AOT_STATUS_OK) {
         const delayed_pre p = pre_delayed_parts(a);
         aot_mhc_cluster_kargs c = delayed_cluster_args(&p);
@@ -581,14 +583,12 @@ static aiter_aot_status fused_delayed_run(const aiter_aot_mhc_fused_post_pre_del
                                           aot_diag *d)
 {
     one_pass o;
-    const aiter_aot_status found = a->norm_weight || a->aux ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, a->fn, &o, d);
-    if (found == AITER_AOT_STATUS_OK) { /* post, then the one pass over what it stored */
-        aot_mhc_post_kargs k = {.comb = a->comb_in, .post = a->post_in, .residual = a->residual, .x = a->x,
-                                .out = a->residual_out, .tokens = a->tokens, .hidden = a->hidden};
-        AOT_FORWARD(post_run(&k, stream, d));
+    const aiter_aot_status found = a->norm_weight ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, true, a->fn, &o, d);
+    if (found == AITER_AOT_STATUS_OK) { /* the post-mix, its stores and the delayed pre in one pass */
         const delayed_pre p = fused_delayed_parts(a);
         aot_mhc_cluster_kargs c = delayed_cluster_args(&p);
-        return one_pass_launch(&o, a->residual_out, a->hidden, &c, stream, d);
+        c.x = a->x, c.post_in = a->post_in, c.comb_in = a->comb_in, c.residual_out = a->residual_out, c.aux = a->aux;
+        return one_pass_launch(&o, a->residual, a->hidden, &c, stream, d);
     }
     if (found != AITER_AOT_STATUS_UNSUPPORTED) return found;
     int mps;

@@ -49,8 +49,8 @@ tail -n 3 "$out/memcheck.log"
 # The one-pass mHC kernel hands shared memory between waves by mbarriers. Its outputs cannot show
 # a missing wait (at T = 8200 an owner that skipped its wait for a free batch buffer still gave
 # right outputs), racecheck does (2 hazards for that mutation, 2026-12-04). About 3 minutes.
-echo "== compute-sanitizer racecheck of mhc_pre_cluster (quick cases, T = 8200 among them)"
-compute-sanitizer --tool racecheck --error-exitcode 9 --kernel-name kns=mhc_pre_cluster "$b/tests/gpu/gpu_test" --quick > "$out/racecheck.log" 2>&1 || rc=1
+echo "== compute-sanitizer racecheck of the one-pass mHC kernels, *pre_cluster_c* (quick cases, T = 8200 among them)"
+compute-sanitizer --tool racecheck --error-exitcode 9 --kernel-name kns=pre_cluster_c "$b/tests/gpu/gpu_test" --quick > "$out/racecheck.log" 2>&1 || rc=1
 tail -n 2 "$out/racecheck.log"
 # FMHA's warp-specialized kernels hand K, V and Q tiles between the producer warp and the two
 # consumer groups by mbarriers, and the groups take turns by named barriers (seconds).
