@@ -653,13 +653,13 @@ constexpr int CL_PANEL = CL_ROWS * 64, CL_PW = 8, CL_MIX_THREADS = 4 * 32; /* 16
 
 /* One variant's sizes: hidden C, W positions a block, NS slots of SLOT 16-bit elements, KS k16
  * steps a product wave (stream w / 2, half of W). The product waves hold fn's slice, 12 KS
- * registers, and get PREGS registers a thread of the 256 a pair of waves may share. POST: the
- * previous sublayer's post-mix comes first (fused_post_pre_delayed), x through XT-element
- * buffers. */
+ * registers, and get PREGS registers a thread of the 256 a pair of waves may share (ptxas
+ * spills nothing with these margins but 12 bytes in the post mix). POST: the previous
+ * sublayer's post-mix comes first (fused_post_pre_delayed), x through XT-element buffers. */
 template <int HIDDEN, int SLOTS, bool POST_>
 struct cl_geom {
     enum { C = HIDDEN, W = C / CL_B, NS = SLOTS, SLOT = CL_PANEL * (W / 64), KS = W / 2 / 16, XT = POST_ ? CL_T * W : 8 };
-    enum { PREGS = (12 * KS + (POST_ ? (KS <= 8 ? 48 : 64) : 72) + 7) / 8 * 8, OREGS = 256 - PREGS };
+    enum { PREGS = (12 * KS + (POST_ ? 48 : 72) + 7) / 8 * 8, OREGS = 256 - PREGS };
     static constexpr bool POST = POST_;
     static_assert(W % 64 == 0 && PREGS <= 232 && OREGS >= 48, "whole panels; registers for both roles");
 };

@@ -35,13 +35,14 @@
 
 /* X(name, kargs, hidden, slots, post): the one-pass pre on clusters at one hidden size, with
  * `slots` tiles in its ring (as many as fit in 227 KiB of shared memory); post: the previous
- * sublayer's post-mix first (fused_post_pre_delayed). Built only where AOT_PIPELINES is (sm_90a;
- * the emulator at wave 32) */
+ * sublayer's post-mix first (fused_post_pre_delayed). None with post at 5120: its mix waves
+ * would get 72 registers beside the product waves' 184, and spilled (H100: 275 us at T = 4096,
+ * slower than post and then the one pass). Built only where AOT_PIPELINES is (sm_90a; the
+ * emulator at wave 32) */
 #define AOT_MHC_PIPELINE_VARIANTS(X)                                                            \
     X(mhc_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 6, false)                             \
     X(mhc_pre_cluster_c5120, aot_mhc_cluster_kargs, 5120, 4, false)                             \
-    X(mhc_post_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 5, true)                         \
-    X(mhc_post_pre_cluster_c5120, aot_mhc_cluster_kargs, 5120, 4, true)
+    X(mhc_post_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 5, true)
 
 /* every kernel every target has */
 #define AOT_MHC_VARIANTS(X)                                                                     \

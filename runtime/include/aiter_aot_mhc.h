@@ -228,10 +228,12 @@ AITER_AOT_API aiter_aot_status aiter_aot_mhc_pre_delayed(const aiter_aot_mhc_pre
  *   aux[h] = bf16((residual_out[0][h] + ... + residual_out[3][h]) / 4) when aux is given.
  * The projection reads bf16(v) at every token count (AITER's seam does; TileLang's fused
  * kernel projects the fp32 v up to 16 tokens: docs/semantics.md says why this op does not).
- * Without norm_weight and aux, where pre_delayed is one pass (above): post, then that kernel
- * over residual_out. Else, up to 16 tokens the post-mix and the projection are one kernel,
- * beyond post then the projection; then one block a token. Workspace as pre_delayed's; all
- * bf16 tensors 16-byte aligned; residual_out may not alias residual.
+ * Without norm_weight, on sm_90a: at hidden = 4096 one kernel does it all, the post-mix inside
+ * pre_delayed's one pass (H100, T = 4096: 145 us, 78 % of copy bandwidth, against 229 for
+ * three passes); at 5120 without aux, post and then that one pass. Else, up to 16 tokens the
+ * post-mix and the projection are one kernel, beyond post then the projection; then one block
+ * a token. Workspace as pre_delayed's; all bf16 tensors 16-byte aligned; residual_out may not
+ * alias residual.
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
     size_t size;                 /* sizeof(aiter_aot_mhc_fused_post_pre_delayed_args) */

@@ -576,19 +576,27 @@ static aiter_aot_status fused_delayed_check(const aiter_aot_mhc_fused_post_pre_d
     return check_workspace(p.op, a->workspace, a->workspace_size, a->tokens, a->hidden, d);
 }
 
-/* The post-mix and the projection of its stored result: one kernel up to FUSED_MAX_TOKENS (its
- * splits cut hidden, not 4 * hidden, into chunks: no more splits than those), post and then
- * the projection beyond. */
+/* Without the norm: the one pass with the post-mix inside it, or (no aux) post and then the one
+ * pass. Else the post-mix and the projection of its stored result: one kernel up to
+ * FUSED_MAX_TOKENS (its splits cut hidden, not 4 * hidden, into chunks: no more splits than
+ * those), post and then the projection beyond; then the pre kernel. */
 static aiter_aot_status fused_delayed_run(const aiter_aot_mhc_fused_post_pre_delayed_args *a, void *stream,
                                           aot_diag *d)
 {
     one_pass o;
-    const aiter_aot_status found = a->norm_weight ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, true, a->fn, &o, d);
+    const delayed_pre p = fused_delayed_parts(a);
+    aot_mhc_cluster_kargs c = delayed_cluster_args(&p);
+    aiter_aot_status found = a->norm_weight ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, true, a->fn, &o, d);
     if (found == AITER_AOT_STATUS_OK) { /* the post-mix, its stores and the delayed pre in one pass */
-        const delayed_pre p = fused_delayed_parts(a);
-        aot_mhc_cluster_kargs c = delayed_cluster_args(&p);
         c.x = a->x, c.post_in = a->post_in, c.comb_in = a->comb_in, c.residual_out = a->residual_out, c.aux = a->aux;
         return one_pass_launch(&o, a->residual, a->hidden, &c, stream, d);
+    }
+    if (found == AITER_AOT_STATUS_UNSUPPORTED && !a->norm_weight && !a->aux) found = one_pass_find(a->hidden, false, a->fn, &o, d);
+    if (found == AITER_AOT_STATUS_OK) { /* post, then the one pass over what it stored */
+        aot_mhc_post_kargs k = {.comb = a->comb_in, .post = a->post_in, .residual = a->residual, .x = a->x,
+                                .out = a->residual_out, .tokens = a->tokens, .hidden = a->hidden};
+        AOT_FORWARD(post_run(&k, stream, d));
+        return one_pass_launch(&o, a->residual_out, a->hidden, &c, stream, d);
     }
     if (found != AITER_AOT_STATUS_UNSUPPORTED) return found;
     int mps;
@@ -612,7 +620,6 @@ static aiter_aot_status fused_delayed_run(const aiter_aot_mhc_fused_post_pre_del
                                                    .hidden = a->hidden, .splits = splits};
         AOT_FORWARD(gemm_run(&g, a->tokens >= TERMS_MIN_TOKENS ? terms : NULL, stream, d));
     }
-    const delayed_pre p = fused_delayed_parts(a);
     return delayed_run(&p, mix, sqrsum, splits, AOT_MHC_N, stream, d);
 }
 

@@ -119,10 +119,11 @@ static void run_mhc_delayed(const harness_mem *m, int quick, harness_tally *t)
         {PD, 3, 512, 0, 0, 0, X4 | W}, {PD, 2, 256, 0, 0, 0, XC | NP},
         {FD, 1, 256, 0, 0, 0, NP},    {FD, 4, 1024, 0, 0, 0, W},   {FD, 4, 256, 1, 0, 0, NP | AUX | W},
         {FD, 16, 256, 1, 0, 0, NP | W}, {FD, 17, 256, 1, 0, 0, AUX | W}, {FD, 130, 256, 1, 0, 0, NP | AUX},
-        /* the one pass on clusters at wave 32 (no norm, no x, no aux): with the previous pre
-         * mix, and without (stream 0 as it is); fused: post, then the one pass */
-        {PD, 3, 4096, 0, 0, 0, W},    {PD, 6, 5120, 0, 0, 0, NP},  {FD, 5, 4096, 0, 0, 0, 0},
-        {FD, 9, 5120, 0, 0, 0, NP | AUX}};
+        /* the one pass on clusters at wave 32 (no norm, no x): with the previous pre mix, and
+         * without (stream 0 as it is); fused: the post-mix inside it (4096, aux too), or post
+         * and then it (5120) */
+        {PD, 3, 4096, 0, 0, 0, W},    {PD, 6, 5120, 0, 0, 0, NP},  {FD, 5, 4096, 0, 0, 0, AUX},
+        {FD, 9, 5120, 0, 0, 0, NP}};
     const mhc_case more_cases[] = {
         {PD, 4, 256, 0, 0, 0, NP},    {PD, 16, 1024, 0, 0, 0, W},  {PD, 128, 256, 1, 0, 0, W},
         {FD, 1, 512, 1, 0, 0, AUX | W}, {FD, 16, 512, 0, 0, 0, AUX}, {FD, 128, 512, 0, 0, 0, W},
