@@ -121,9 +121,10 @@ static void run_mhc_delayed(const harness_mem *m, int quick, harness_tally *t)
         {FD, 16, 256, 1, 0, 0, NP | W}, {FD, 17, 256, 1, 0, 0, AUX | W}, {FD, 130, 256, 1, 0, 0, NP | AUX},
         /* the one pass on clusters at wave 32 (no norm, no x): with the previous pre mix, and
          * without (stream 0 as it is); fused: the post-mix inside it (4096, aux too), or post
-         * and then it (5120) */
+         * and then it (5120); fn only 4- or 8-byte aligned: two passes (it copies fn 16 bytes
+         * at a time) */
         {PD, 3, 4096, 0, 0, 0, W},    {PD, 6, 5120, 0, 0, 0, NP},  {FD, 5, 4096, 0, 0, 0, AUX},
-        {FD, 9, 5120, 0, 0, 0, NP}};
+        {FD, 9, 5120, 0, 0, 0, NP},   {PD, 4, 4096, 0, 0, 1, 0},   {FD, 3, 4096, 0, 0, 2, AUX}};
     const mhc_case more_cases[] = {
         {PD, 4, 256, 0, 0, 0, NP},    {PD, 16, 1024, 0, 0, 0, W},  {PD, 128, 256, 1, 0, 0, W},
         {FD, 1, 512, 1, 0, 0, AUX | W}, {FD, 16, 512, 0, 0, 0, AUX}, {FD, 128, 512, 0, 0, 0, W},

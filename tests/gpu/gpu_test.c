@@ -239,6 +239,10 @@ static void mhc_delayed_cases(const harness_mem *m, harness_tally *t, int quick,
         const mhc_case x = {MHC_PRE_DELAYED, h ? 700 : 16, hid[h], 1, 0, 0, MHC_X_C | MHC_WIDE};
         harness_mhc(m, &x, (*seed)++, t);
     }
+    /* fn only 4- or 8-byte aligned: two passes (the one pass copies fn 16 bytes at a time) */
+    const mhc_case moved[] = {{MHC_PRE_DELAYED, 300, 4096, 0, 0, 1, 0}, {MHC_FUSED_DELAYED, 300, 5120, 0, 0, 2, 0},
+                              {MHC_FUSED_DELAYED, 40, 4096, 0, 0, 1, MHC_AUX}};
+    for (size_t i = 0; i < sizeof moved / sizeof moved[0]; i++) harness_mhc(m, &moved[i], (*seed)++, t);
 }
 
 int main(int argc, char **argv)

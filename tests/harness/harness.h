@@ -65,8 +65,8 @@ enum {
 typedef struct {
     int op, tokens, hidden;
     int norm, broadcast;  /* pre variants */
-    int splits;           /* MHC_GEMM_THEN_PRE and MHC_FUSED; MHC_PRE_FULL: fn this many floats
-                           * into its buffer (1: only 4-byte aligned) */
+    int splits;           /* MHC_GEMM_THEN_PRE and MHC_FUSED; MHC_PRE_FULL and the delayed ops: fn
+                           * this many floats into its buffer (1: only 4-byte aligned) */
     int flags;            /* MHC_PRE_DELAYED, MHC_FUSED_DELAYED: MHC_NO_PRE_MIX | ... */
 } mhc_case;
 void harness_mhc(const harness_mem *m, const mhc_case *c, uint64_t seed, harness_tally *t);

@@ -346,7 +346,7 @@ static int case_head(const harness_mem *m, const mhc_case *c, ref_rng *r, char *
 /* ---- the delayed pre (pre_delayed, fused_post_pre_delayed) ---- */
 
 typedef struct {
-    int tokens, hidden, fused, norm, flags;
+    int tokens, hidden, fused, norm, flags, fn_at; /* fn_at: fn this many floats into its buffer */
     double *res, *y, *x, *w;     /* residual [T][4][C], sublayer output [T][C], projection input, norm weight */
     uint16_t *resb, *yb, *xb, *wb;
     float *fn, *scale, *base, *pre_mix, *post_in, *comb_in;
@@ -387,7 +387,12 @@ static aiter_aot_status delayed_run(const harness_mem *m, const delayed_inputs *
     const int T = in->tokens, C = in->hidden, has_x = (in->flags & (MHC_X_C | MHC_X_4C)) != 0;
     const size_t n = (size_t)T * 4 * C, ws = aiter_aot_mhc_workspace_size(T, C);
     dbufs b = {m, {0}, 0, 1};
-    void *d_res = dput(&b, in->resb, n * 2), *d_fn = dput(&b, in->fn, (size_t)24 * in->k * 4);
+    float *fn_moved = calloc((size_t)24 * in->k + in->fn_at, 4);
+    if (fn_moved == NULL) b.ok = 0;
+    else memcpy(fn_moved + in->fn_at, in->fn, (size_t)24 * in->k * 4);
+    void *d_res = dput(&b, in->resb, n * 2);
+    void *d_fn = (float *)dput(&b, fn_moved, ((size_t)24 * in->k + in->fn_at) * 4) + in->fn_at;
+    free(fn_moved);
     void *d_scale = dput(&b, in->scale, 12), *d_base = dput(&b, in->base, 96);
     void *d_pm = in->flags & MHC_NO_PRE_MIX ? NULL : dput(&b, in->pre_mix, (size_t)T * 16);
     void *d_w = in->norm ? dput(&b, in->wb, (size_t)C * 2) : NULL;
@@ -506,7 +511,7 @@ static int delayed_check(const delayed_inputs *in, const delayed_outputs *o, cha
 
 static int case_delayed(const harness_mem *m, const mhc_case *c, ref_rng *r, char *why, size_t cap)
 {
-    delayed_inputs in = {.tokens = c->tokens, .hidden = c->hidden, .fused = c->op == MHC_FUSED_DELAYED,
+    delayed_inputs in = {.tokens = c->tokens, .hidden = c->hidden, .fused = c->op == MHC_FUSED_DELAYED, .fn_at = c->splits,
                          .norm = c->norm, .flags = c->flags};
     delayed_outputs o = {.post = NULL};
     delayed_draw(&in, r);
@@ -529,7 +534,7 @@ void harness_mhc(const harness_mem *m, const mhc_case *c, uint64_t seed, harness
              c->flags & MHC_AUX ? " aux" : "", c->flags & MHC_X_C ? " x[T,C]" : "", c->flags & MHC_X_4C ? " x[T,4C]" : "",
              c->flags & MHC_WIDE ? " wide" : "");
     if (c->op == MHC_GEMM_THEN_PRE || c->op == MHC_FUSED) snprintf(what + strlen(what), sizeof what - strlen(what), " S=%d", c->splits);
-    if (c->op == MHC_PRE_FULL && c->splits) snprintf(what + strlen(what), sizeof what - strlen(what), " fn+%d", c->splits);
+    if ((c->op == MHC_PRE_FULL || c->op >= MHC_PRE_DELAYED) && c->splits) snprintf(what + strlen(what), sizeof what - strlen(what), " fn+%d", c->splits);
     ref_rng r;
     ref_seed(&r, seed);
     int ok = c->op <= MHC_GEMM_THEN_PRE  ? case_pre(m, c, &r, why, sizeof why)
