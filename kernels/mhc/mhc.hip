@@ -889,7 +889,7 @@ AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r)
         for (int k = 0; k < 4; k++) p[k] = aot_bits_from_f32(aot_shfl_f32(pre, k));
         if (lane < CL_B) aot_store_remote(&s.coef[q][r][0], &s.cf[q], lane, p);
         const aot_i64 t = (aot_i64)tile * CL_T + r;
-        if (a.delayed && lane < N_ && t < a.tokens) a.pre_out[t * N_ + lane] = pre;
+        if ((G::POST || a.delayed) && lane < N_ && t < a.tokens) a.pre_out[t * N_ + lane] = pre;
         if (n == 0 && b >= 2) aot_mbar_wait(&s.zempty[b % 2], (b / 2 - 1) & 1);
         if (lane >= 2 * N_ && lane < AOT_MHC_MIX) s.zbuf[b % 2][n][lane - 2 * N_] = z;
         if (lane >= N_ && lane < 2 * N_) s.zbuf[b % 2][n][16 + lane - N_] = sig * a.post_mult;
@@ -910,7 +910,7 @@ AOT_DEV cl_small cl_small_load(const aot_mhc_cluster_kargs &a, int tile, int m)
 {
     cl_small v = {0.0f, {0.0f, 0.0f, 0.0f}};
     const aot_i64 t0 = (aot_i64)tile * CL_T, t = t0 + m / 4;
-    if (a.delayed && a.pre_in != nullptr && m < 4 * CL_T && t < a.tokens) v.pre_in = a.pre_in[t * N_ + m % 4];
+    if ((G::POST || a.delayed) && a.pre_in != nullptr && m < 4 * CL_T && t < a.tokens) v.pre_in = a.pre_in[t * N_ + m % 4];
     if (G::POST)
 #pragma unroll
         for (int i = 0; i < 3; i++) {
@@ -1014,14 +1014,16 @@ template <class G>
 AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int m)
 {
     constexpr int UNITS = CL_T * G::W / 8, PER = (UNITS + CL_MIX_THREADS - 1) / CL_MIX_THREADS, ROUND = G::POST ? 1 : 2;
-    const bool stream0 = a.delayed && a.pre_in == nullptr;
+    static_assert(!G::POST || UNITS % CL_MIX_THREADS == 0, "post: every thread's units are in the tile");
+    const bool delayed = G::POST || a.delayed; /* post's products wait for the mix: it may not wait for cf first */
+    const bool stream0 = delayed && a.pre_in == nullptr;
     cl_small next = cl_small_load<G>(a, aot_cluster_id(), m);
     if (G::POST) cl_x_issue<G>(a, s, r, aot_cluster_id(), 0, m);
     int tiles = 0;
     CL_TILES(it, tile) {
         const int q = it % G::NS, n = (a.tokens - tile * CL_T < CL_T ? a.tokens - tile * CL_T : CL_T) * (G::W / 8);
         if (m == 0) aot_mbar_expect(&s.cf[q], CL_T * 16);
-        if (a.delayed) {
+        if (delayed) {
             cl_small_stage<G>(s, next, m);
             next = cl_small_load<G>(a, tile + aot_cluster_count(), m);
             if (G::POST) cl_x_issue<G>(a, s, r, tile + aot_cluster_count(), (it + 1) & 1, m);
@@ -1036,7 +1038,10 @@ AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int 
             aot_u32x4 x[ROUND][N_];
 #pragma unroll
             for (int k = 0; k < ROUND; k++) {
-                const int u = m + (k0 + k) * CL_MIX_THREADS < n ? m + (k0 + k) * CL_MIX_THREADS : n - 1, t = u / (G::W / 8), h = u % (G::W / 8) * 8;
+                /* a unit past the tile's tokens reads the last one's (post: its own, whose rows hold
+                 * the copy's zeros, since the last one's thread is rewriting that) */
+                const int own = m + (k0 + k) * CL_MIX_THREADS, u = G::POST || own < n ? own : n - 1;
+                const int t = u / (G::W / 8), h = u % (G::W / 8) * 8;
 #pragma unroll
                 for (int jj = 0; jj < N_; jj++) x[k][jj] = aot_load_u32x4((const aot_u32 *)(s.slot[q] + aot_swz(jj * CL_T + t, h, CL_ROWS)));
             }
@@ -1054,7 +1059,7 @@ AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int 
                         }
                     if (a.aux != nullptr && u < n) aot_store_u32x4((aot_u32 *)(a.aux + at), cl_mean4(x[k]));
                 }
-                const aot_u32x4 w = aot_load_u32x4((const aot_u32 *)(a.delayed ? s.pre_in[tc] : s.coef[q][tc]));
+                const aot_u32x4 w = aot_load_u32x4((const aot_u32 *)(delayed ? s.pre_in[tc] : s.coef[q][tc]));
                 const float p[4] = {aot_f32_from_bits(w.v[0]), aot_f32_from_bits(w.v[1]), aot_f32_from_bits(w.v[2]), aot_f32_from_bits(w.v[3])};
                 if (u < n) aot_store_u32x4((aot_u32 *)(a.layer_input + at), cl_collapse(x[k], p, stream0));
             }
@@ -1063,12 +1068,12 @@ AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int 
             aot_wg_shared_fence(); /* (fence.proxy.async) orders those stores before it */
             aot_mbar_arrive(&s.posted[q]);
         }
-        if (!a.delayed) cl_release<G>(s, it, m);
+        if (!delayed) cl_release<G>(s, it, m);
         else if (it > 0) cl_release<G>(s, it - 1, m);
         else aot_sync_named(2, CL_MIX_THREADS); /* the next tile's staging waits for this one's reads (later, the release does) */
         tiles = it + 1;
     }
-    if (a.delayed && tiles > 0) cl_release<G>(s, tiles - 1, m);
+    if (delayed && tiles > 0) cl_release<G>(s, tiles - 1, m);
     if (G::POST) aot_copy_async_wait_all();
 }
 

@@ -210,7 +210,7 @@ typedef struct {
     const void *norm_weight;     /* bf16 [C], or NULL */
     float *post, *comb;          /* [tokens, 4], [tokens, 4, 4] */
     void *layer_input;           /* bf16 [tokens, C] */
-    float *next_pre_mix;         /* [tokens, 4] */
+    float *next_pre_mix;         /* [tokens, 4]; may not overlap pre_mix */
     void *workspace;
     size_t workspace_size;
     int32_t tokens, hidden;
@@ -249,7 +249,7 @@ typedef struct {
     void *residual_out;          /* bf16 [tokens, 4, C] */
     float *post, *comb;          /* [tokens, 4], [tokens, 4, 4] */
     void *layer_input;           /* bf16 [tokens, C] */
-    float *next_pre_mix;         /* [tokens, 4] */
+    float *next_pre_mix;         /* [tokens, 4]; may not overlap pre_mix */
     void *aux;                   /* bf16 [tokens, C]: the mean of residual_out's streams, or NULL */
     void *workspace;
     size_t workspace_size;

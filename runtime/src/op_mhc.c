@@ -471,6 +471,10 @@ static aiter_aot_status delayed_check(const delayed_pre *p, aot_diag *d)
     AOT_FORWARD(PTRS(p->op, "scale, base, post, comb, layer_input, next_pre_mix", "4444x4", p->scale, p->base, p->post,
                      p->comb, p->layer_input, p->next_pre_mix));
     AOT_FORWARD(check_optional(p->op, "pre_mix", p->pre_mix, 4, d));
+    /* a token's next_pre_mix may be stored before another block reads its pre_mix */
+    const uintptr_t in = (uintptr_t)p->pre_mix, out = (uintptr_t)p->next_pre_mix, bytes = (uintptr_t)p->tokens * 16;
+    AOT_INVALID_IF(p->pre_mix != NULL && in < out + bytes && out < in + bytes, d,
+                   "%s: next_pre_mix overlaps pre_mix; give it a buffer of its own", p->op);
     AOT_FORWARD(check_optional(p->op, "norm_weight", p->norm_weight, 16, d));
     return check_optional(p->op, "aux", p->aux, 16, d);
 }

@@ -124,13 +124,17 @@ static void run_mhc_delayed(const harness_mem *m, int quick, harness_tally *t)
          * and then it (5120); fn only 4- or 8-byte aligned: two passes (it copies fn 16 bytes
          * at a time) */
         {PD, 3, 4096, 0, 0, 0, W},    {PD, 6, 5120, 0, 0, 0, NP},  {FD, 5, 4096, 0, 0, 0, AUX},
-        {FD, 9, 5120, 0, 0, 0, NP},   {PD, 4, 4096, 0, 0, 1, 0},   {FD, 3, 4096, 0, 0, 2, AUX}};
+        {FD, 9, 5120, 0, 0, 0, NP},   {PD, 4, 4096, 0, 0, 1, 0},   {FD, 3, 4096, 0, 0, 2, AUX},
+        /* 11 tiles on 2 clusters: cluster 0 takes 6, its ring of 5 wraps, x's buffers swap, and
+         * the slots go back a tile late; the last tile partial */
+        {FD, 170, 4096, 0, 0, 0, AUX}};
     const mhc_case more_cases[] = {
         {PD, 4, 256, 0, 0, 0, NP},    {PD, 16, 1024, 0, 0, 0, W},  {PD, 128, 256, 1, 0, 0, W},
         {FD, 1, 512, 1, 0, 0, AUX | W}, {FD, 16, 512, 0, 0, 0, AUX}, {FD, 128, 512, 0, 0, 0, W},
         /* 128+ tokens at 1024, and fn's terms */
         {PD, 260, 1024, 1, 0, 0, W},  {FD, 200, 1024, 1, 0, 0, AUX}, {PD, 1030, 256, 0, 0, 0, W},
-        {FD, 1024, 256, 1, 0, 0, NP | W}, {PD, 200, 4096, 0, 0, 0, 0}};
+        {FD, 1024, 256, 1, 0, 0, NP | W}, {PD, 200, 4096, 0, 0, 0, 0}, {PD, 250, 5120, 0, 0, 0, NP},
+        {FD, 250, 5120, 0, 0, 0, 0},  {FD, 33, 4096, 0, 0, 0, NP}};
     for (size_t i = 0; i < COUNT(short_cases); i++) harness_mhc(m, &short_cases[i], seed++, t);
     for (size_t i = 0; i < COUNT(more_cases) && !quick; i++) harness_mhc(m, &more_cases[i], seed++, t);
 }

@@ -561,35 +561,36 @@ static void delayed_bad_args(const harness_mem *m, char *p, harness_tally *t)
     const size_t ws = aiter_aot_mhc_workspace_size(2, 256);
     aiter_aot_mhc_pre_delayed_args good = {.size = sizeof good, .hc_mult = 4, .residual = p, .fn = f, .scale = f,
                                            .base = f, .pre_mix = f, .post = f, .comb = f, .layer_input = p,
-                                           .next_pre_mix = f, .workspace = p, .workspace_size = ws, .tokens = 2,
+                                           .next_pre_mix = f + 2048, .workspace = p, .workspace_size = ws, .tokens = 2,
                                            .hidden = 256, .params = params};
     struct { const char *what; aiter_aot_mhc_pre_delayed_args a; } pre[] = {
         {"hc_mult = 3", good}, {"hidden = 300", good}, {"tokens = -1", good}, {"fn NULL", good},
         {"next_pre_mix NULL", good}, {"residual misaligned", good}, {"pre_mix misaligned", good},
         {"norm_weight misaligned", good}, {"x_width = 512 (neither C nor 4C)", good}, {"x_width without x", good},
         {"x_width = 0 with x", good}, {"x misaligned", good}, {"reserved = 1", good}, {"sinkhorn_iters = 0", good},
-        {"workspace_size too small", good}, {"workspace NULL", good}, {"size = 8", good}};
+        {"workspace_size too small", good}, {"workspace NULL", good}, {"size = 8", good},
+        {"next_pre_mix overlapping pre_mix", good}};
     pre[0].a.hc_mult = 3, pre[1].a.hidden = 300, pre[2].a.tokens = -1, pre[3].a.fn = NULL;
     pre[4].a.next_pre_mix = NULL, pre[5].a.residual = p + 2, pre[6].a.pre_mix = (float *)(p + 2);
     pre[7].a.norm_weight = p + 2, pre[8].a.x = p, pre[8].a.x_width = 512, pre[9].a.x_width = 256;
     pre[10].a.x = p, pre[11].a.x = p + 2, pre[11].a.x_width = 256, pre[12].a.reserved = 1;
     pre[13].a.params.sinkhorn_iters = 0, pre[14].a.workspace_size = ws - 4, pre[15].a.workspace = NULL;
-    pre[16].a.size = 8;
+    pre[16].a.size = 8, pre[17].a.next_pre_mix = f + 4; /* tokens 2: 32 bytes each, 16 apart */
     for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
         rejects_naming(t, "mhc_pre_delayed", pre[i].what, aiter_aot_mhc_pre_delayed(&pre[i].a, m->stream));
     aiter_aot_mhc_fused_post_pre_delayed_args fgood = {
         .size = sizeof fgood, .hc_mult = 4, .x = p, .residual = p, .post_in = f, .comb_in = f, .fn = f, .scale = f,
-        .base = f, .residual_out = p + 4096, .post = f, .comb = f, .layer_input = p, .next_pre_mix = f,
+        .base = f, .residual_out = p + 4096, .post = f, .comb = f, .layer_input = p, .next_pre_mix = f + 2048,
         .workspace = p, .workspace_size = ws, .tokens = 2, .hidden = 256, .params = params};
     struct { const char *what; aiter_aot_mhc_fused_post_pre_delayed_args a; } fused[] = {
         {"hidden = 16640", fgood}, {"x NULL", fgood}, {"post_in NULL", fgood}, {"comb_in NULL", fgood},
         {"residual_out aliasing residual", fgood}, {"residual_out misaligned", fgood}, {"aux misaligned", fgood},
         {"layer_input NULL", fgood}, {"eps negative (norm_eps)", fgood}, {"workspace_size too small", fgood},
-        {"comb misaligned", fgood}};
+        {"comb misaligned", fgood}, {"next_pre_mix aliasing pre_mix", fgood}};
     fused[0].a.hidden = 16640, fused[1].a.x = NULL, fused[2].a.post_in = NULL, fused[3].a.comb_in = NULL;
     fused[4].a.residual_out = p, fused[5].a.residual_out = p + 4098, fused[6].a.aux = p + 8;
     fused[7].a.layer_input = NULL, fused[8].a.params.norm_eps = -1, fused[9].a.workspace_size = 16;
-    fused[10].a.comb = (float *)(p + 1);
+    fused[10].a.comb = (float *)(p + 1), fused[11].a.pre_mix = f, fused[11].a.next_pre_mix = f;
     for (size_t i = 0; i < sizeof fused / sizeof fused[0]; i++)
         rejects_naming(t, "mhc_fused_post_pre_delayed", fused[i].what,
                        aiter_aot_mhc_fused_post_pre_delayed(&fused[i].a, m->stream));
