@@ -249,6 +249,7 @@ int main(int argc, char **argv)
 {
     int verbose = 0, quick = 0;
     const char *mma_cubin = NULL, *only = NULL;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a run cut short by a time limit keeps every line it printed */
     for (int i = 1; i < argc; i++) {
         verbose |= !strcmp(argv[i], "-v");
         quick |= !strcmp(argv[i], "--quick");
