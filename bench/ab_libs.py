@@ -2,7 +2,7 @@
 same card (timings from different calls or cards are not comparable: docs/performance.md).
 
   python3 bench/ab_libs.py topk NAME=LIB [NAME=LIB ...]   topk_softmax, stream µs per call
-  python3 bench/ab_libs.py mhc  NAME=LIB [NAME=LIB ...]   mhc pre_full, graph replay / stream µs
+  python3 bench/ab_libs.py mhc  NAME=LIB [NAME=LIB ...]   mhc pre_full (AB_MHC: or a delayed op), graph replay / stream µs
   python3 bench/ab_libs.py sort NAME=LIB [NAME=LIB ...]   moe_sorting, graph replay / stream µs
   python3 bench/ab_libs.py route NAME=LIB [NAME=LIB ...]  topk_route, stream µs per call
 
@@ -10,7 +10,8 @@ Each line of output is one shape and one repetition; the libraries run in turn, 
 on odd repetitions, each after a check of its outputs against PyTorch's (WRONG marks a failure).
 topk cases: AB_CASES="[(torch.bfloat16, True, 256, [16384, 262144]), ...]" (dtype, renormalize,
 experts, token counts); the default is bf16, renormalized, 256 experts, 4096..262144 tokens.
-mhc shapes: AB_SHAPES="[(4096, 4096), ...]" (tokens, hidden). sort: 256 experts, k = 8, block 32,
+mhc shapes: AB_SHAPES="[(4096, 4096), ...]" (tokens, hidden); AB_MHC=pre_delayed or
+fused_delayed times those ops instead of pre_full. sort: 256 experts, k = 8, block 32,
 AB_TOKENS="[16, 16384]" (the default 16..65536). route: bench_moe.py's routers (bf16 logits) at
 AB_TOKENS (the default 1, 64, 16384, 65536), with a one-element kernel's stream time for scale."""
 import os
@@ -52,19 +53,24 @@ def topk():
 
 def mhc():
     import bench_mhc as B
-    print("launch latency", B.launch_latency(), B.launch_latency(), flush=True)
+    op = os.environ.get("AB_MHC", "pre_full")
+    make, run, check = {
+        "pre_full": (B.pre_set, B.ours_pre, B.pre_matches_torch),
+        "pre_delayed": (lambda t, c: B.delayed_set(t, c, False), B.ours_delayed, B.delayed_matches_torch),
+        "fused_delayed": (lambda t, c: B.delayed_set(t, c, True), B.ours_delayed, B.delayed_matches_torch)}[op]
+    print(op, "launch latency", B.launch_latency(), B.launch_latency(), flush=True)
     default = "[(1, 4096), (16, 7168), (1024, 4096), (4096, 4096), (4096, 7168)]"
     for t, c in eval(os.environ.get("AB_SHAPES", default)):
         for rep in range(2):
             line = f"T {t:5d} C {c} rep {rep}:"
             for name, lib in in_turn(rep):
                 B.lib = lib
-                sets = [B.pre_set(t, c) for _ in range(3 if t >= 1024 else 6)]
+                sets = [make(t, c) for _ in range(3 if t >= 1024 else 6)]
                 s = sets[0]
-                B.ours_pre(s)
-                ok = B.pre_matches_torch(s)
-                line += f" {name} {bench_graph(B.ours_pre, sets):7.2f} / " \
-                        f"{bench_stream(B.ours_pre, sets, B.stream_calls(t)):7.2f}{'' if ok else ' WRONG'}"
+                run(s)
+                ok = check(s)
+                line += f" {name} {bench_graph(run, sets):7.2f} / " \
+                        f"{bench_stream(run, sets, B.stream_calls(t)):7.2f}{'' if ok else ' WRONG'}"
                 del sets, s
             print(line, flush=True)
     print("launch latency", B.launch_latency(), B.launch_latency(), flush=True)
