@@ -641,12 +641,15 @@ AOT_EMU_ENTRY(mhc_head, aot_mhc_head_kargs)
  *   2      finisher  post and comb (Sinkhorn, a lane a token) of a batch of
  *                    AOT_MHC_CL_BATCH tiles, since nothing waits for them        -> zempty[b]
  *   12-15  mix       layer_input of the block's positions from the slot          -> empty[q]
+ *                    (post variants: first the new residual, into the slot       -> posted[q],
+ *                    which the products wait for instead of full[q])
  *   3      idle      (the mix on six waves, 2-3 and 12-15, two of them sharing a
  *                    scheduler with two product waves, measured no faster)
  * A slot is reused only after its tile's mix has seen cf[q], the pre of every owner of the
  * tile, and each owner had read every block's records, so the records and pre of a slot's next
  * tile never land before its present ones were read. The delayed collapse (pre_in) does not
- * wait for the owners; its mix waits for cf[q] after its stores, before handing the slot back. */
+ * wait for the owners: its mix waits for cf[q] after its stores, and hands the slot back a tile
+ * later. */
 #if defined(AOT_PIPELINES)
 constexpr int CL_B = AOT_MHC_CL_BLOCKS, CL_T = AOT_MHC_CL_TOKENS, CL_RV = AOT_MHC_CL_RECORD, CL_ROWS = 4 * CL_T;
 constexpr int CL_PANEL = CL_ROWS * 64, CL_PW = 8, CL_MIX_THREADS = 4 * 32; /* 16-bit elements; product waves */
