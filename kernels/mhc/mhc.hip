@@ -657,7 +657,7 @@ constexpr int CL_PANEL = CL_ROWS * 64, CL_PW = 8, CL_MIX_THREADS = 4 * 32; /* 16
 /* One variant's sizes: hidden C, W positions a block, NS slots of SLOT 16-bit elements, KS k16
  * steps a product wave (stream w / 2, half of W). The product waves hold fn's slice, 12 KS
  * registers, and get PREGS registers a thread of the 256 a pair of waves may share (ptxas
- * spills nothing with these margins but 12 bytes in the post mix). POST: the previous
+ * spills nothing with these margins but 4 bytes in the post mix). POST: the previous
  * sublayer's post-mix comes first (fused_post_pre_delayed), x through XT-element buffers. */
 template <int HIDDEN, int SLOTS, bool POST_>
 struct cl_geom {
@@ -691,6 +691,18 @@ struct cl_fn {
 /* A cluster's tiles are cid, cid + clusters, ...; `it` counts them, slot it % NS, whose
  * barriers are in phase it / NS. */
 #define CL_TILES(it, tile) for (int it = 0, tile = aot_cluster_id(); tile * CL_T < a.tokens; it++, tile += aot_cluster_count())
+
+/* How many tiles CL_TILES gives this cluster. */
+AOT_DEV int cl_tile_count(const aot_mhc_cluster_kargs &a)
+{
+    const int tiles = (a.tokens + CL_T - 1) / CL_T, cid = aot_cluster_id(), count = aot_cluster_count();
+    return (tiles - cid + count - 1) / count;
+}
+
+/* Whether the collapse takes pre_in (the delayed protocol): always with post, whose products wait
+ * for the mix, so its mix may not wait for cf first. */
+template <class G>
+AOT_DEV bool cl_delayed(const aot_mhc_cluster_kargs &a) { return G::POST || a.delayed; }
 
 template <class G>
 AOT_DEV void cl_producer(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r)
@@ -858,8 +870,7 @@ AOT_DEV void cl_finish(const aot_mhc_cluster_kargs &a, const float (*z)[20], int
 template <class G>
 AOT_DEV void cl_finisher(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r)
 {
-    const int cid = aot_cluster_id(), count = aot_cluster_count(), tiles = (a.tokens + CL_T - 1) / CL_T;
-    const int mine = (tiles - cid + count - 1) / count; /* the cluster's tiles (CL_TILES) */
+    const int cid = aot_cluster_id(), count = aot_cluster_count(), mine = cl_tile_count(a);
     for (int b = 0; b * AOT_MHC_CL_BATCH < mine; b++) {
         const int n = mine - b * AOT_MHC_CL_BATCH < AOT_MHC_CL_BATCH ? mine - b * AOT_MHC_CL_BATCH : AOT_MHC_CL_BATCH;
         aot_mbar_wait(&s.zfull[b % 2], b / 2 & 1);
@@ -892,7 +903,7 @@ AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r)
         for (int k = 0; k < 4; k++) p[k] = aot_bits_from_f32(aot_shfl_f32(pre, k));
         if (lane < CL_B) aot_store_remote(&s.coef[q][r][0], &s.cf[q], lane, p);
         const aot_i64 t = (aot_i64)tile * CL_T + r;
-        if ((G::POST || a.delayed) && lane < N_ && t < a.tokens) a.pre_out[t * N_ + lane] = pre;
+        if (cl_delayed<G>(a) && lane < N_ && t < a.tokens) a.pre_out[t * N_ + lane] = pre;
         if (n == 0 && b >= 2) aot_mbar_wait(&s.zempty[b % 2], (b / 2 - 1) & 1);
         if (lane >= 2 * N_ && lane < AOT_MHC_MIX) s.zbuf[b % 2][n][lane - 2 * N_] = z;
         if (lane >= N_ && lane < 2 * N_) s.zbuf[b % 2][n][16 + lane - N_] = sig * a.post_mult;
@@ -913,7 +924,7 @@ AOT_DEV cl_small cl_small_load(const aot_mhc_cluster_kargs &a, int tile, int m)
 {
     cl_small v = {0.0f, {0.0f, 0.0f, 0.0f}};
     const aot_i64 t0 = (aot_i64)tile * CL_T, t = t0 + m / 4;
-    if ((G::POST || a.delayed) && a.pre_in != nullptr && m < 4 * CL_T && t < a.tokens) v.pre_in = a.pre_in[t * N_ + m % 4];
+    if (cl_delayed<G>(a) && a.pre_in != nullptr && m < 4 * CL_T && t < a.tokens) v.pre_in = a.pre_in[t * N_ + m % 4];
     if (G::POST)
 #pragma unroll
         for (int i = 0; i < 3; i++) {
@@ -1018,11 +1029,10 @@ AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int 
 {
     constexpr int UNITS = CL_T * G::W / 8, PER = (UNITS + CL_MIX_THREADS - 1) / CL_MIX_THREADS, ROUND = G::POST ? 1 : 2;
     static_assert(!G::POST || UNITS % CL_MIX_THREADS == 0, "post: every thread's units are in the tile");
-    const bool delayed = G::POST || a.delayed; /* post's products wait for the mix: it may not wait for cf first */
+    const bool delayed = cl_delayed<G>(a);
     const bool stream0 = delayed && a.pre_in == nullptr;
     cl_small next = cl_small_load<G>(a, aot_cluster_id(), m);
     if (G::POST) cl_x_issue<G>(a, s, r, aot_cluster_id(), 0, m);
-    int tiles = 0;
     CL_TILES(it, tile) {
         const int q = it % G::NS, n = (a.tokens - tile * CL_T < CL_T ? a.tokens - tile * CL_T : CL_T) * (G::W / 8);
         if (m == 0) aot_mbar_expect(&s.cf[q], CL_T * 16);
@@ -1074,9 +1084,9 @@ AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int 
         if (!delayed) cl_release<G>(s, it, m);
         else if (it > 0) cl_release<G>(s, it - 1, m);
         else aot_sync_named(2, CL_MIX_THREADS); /* the next tile's staging waits for this one's reads (later, the release does) */
-        tiles = it + 1;
     }
-    if (delayed && tiles > 0) cl_release<G>(s, tiles - 1, m);
+    const int last = cl_tile_count(a) - 1;
+    if (delayed && last >= 0) cl_release<G>(s, last, m);
     if (G::POST) aot_copy_async_wait_all();
 }
 
