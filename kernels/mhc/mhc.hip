@@ -627,9 +627,10 @@ AOT_EMU_ENTRY(mhc_head, aot_mhc_head_kargs)
  * mix, so it crosses DRAM once (H200, T = 4096, C = 4096: docs/performance.md). Block r owns
  * positions [r W, r W + W) of all 4 streams (W = C / 16), and its slice of fn, as two bf16
  * terms hi + lo (16 bits of mantissa: three would not fit), stays in the registers of its 8
- * product waves (it comes in through the last slots, before their first tile: fn_read). So
- * the hidden sizes are those whose slice fits there: C = 7168 would need 168 registers a
- * thread for fn alone.
+ * product waves (it comes in through the last slots, before their first tile: fn_read). At
+ * C = 7168 both terms would take 168 registers a thread: there (`lo` variants) the lo term lies
+ * in shared memory in the order each thread reads it, beside a ring of 2 slots, and fn comes in
+ * through the slots in two rounds of two streams each.
  * Waves, and what passes between them (each hand-over an mbarrier of a slot q, or of a batch
  * buffer b):
  *   0      producer  the tile's 4 tensor copies into slot q                      -> full[q]
@@ -656,20 +657,24 @@ constexpr int CL_PANEL = CL_ROWS * 64, CL_PW = 8, CL_MIX_THREADS = 4 * 32; /* 16
 
 /* One variant's sizes: hidden C, W positions a block, NS slots of SLOT 16-bit elements, KS k16
  * steps a product wave (stream w / 2, half of W). The product waves hold fn's slice, 12 KS
- * registers, and get PREGS registers a thread of the 256 a pair of waves may share (ptxas
- * spills nothing with these margins but 4 bytes in the post mix). POST: the previous
- * sublayer's post-mix comes first (fused_post_pre_delayed), x through XT-element buffers. */
-template <int HIDDEN, int SLOTS, bool POST_>
+ * registers (6 KS with LO, the lo term in shared memory, LOW words), and get PREGS registers a
+ * thread of the 256 a pair of waves may share (ptxas spills nothing with these margins but 4
+ * bytes in the post mix). POST: the previous sublayer's post-mix comes first
+ * (fused_post_pre_delayed), x through XT-element buffers. */
+template <int HIDDEN, int SLOTS, bool POST_, bool LO_>
 struct cl_geom {
     enum { C = HIDDEN, W = C / CL_B, NS = SLOTS, SLOT = CL_PANEL * (W / 64), KS = W / 2 / 16, XT = POST_ ? CL_T * W : 8 };
-    enum { PREGS = (12 * KS + (POST_ ? 48 : 72) + 7) / 8 * 8, OREGS = 256 - PREGS };
-    static constexpr bool POST = POST_;
+    enum { NEED = ((LO_ ? 6 : 12) * KS + (POST_ ? 48 : 72) + 7) / 8 * 8 };
+    enum { PREGS = NEED > 136 ? NEED : 136, OREGS = 256 - PREGS }; /* raised and lowered from the launch's 128 */
+    enum { LOW = LO_ ? 6 * KS * CL_PW * 32 : 4 };
+    static constexpr bool POST = POST_, LO = LO_;
     static_assert(W % 64 == 0 && PREGS <= 232 && OREGS >= 48, "whole panels; registers for both roles");
 };
 
 template <class G>
 struct cl_shared {
     aot_u16 slot[G::NS][G::SLOT]; /* swizzled tiles (aot_swz): row = stream * 16 + token */
+    aot_u32 lo[G::LOW];           /* LO: fn's lo term, [ks][n][product thread][2] (cl_lo_at) */
     float red[CL_PW][CL_T][CL_RV];
     float recv[G::NS][CL_B][CL_RV];
     float coef[G::NS][CL_T][4];
@@ -681,11 +686,15 @@ struct cl_shared {
 };
 
 /* The block's slice of fn (AOT_MHC_MIX x 4 streams x W floats, three slots' bytes) is staged in
- * the last slots, whose first tiles wait until the product waves have read it. */
+ * the last slots, whose first tiles wait until the product waves have read it; with LO, in two
+ * rounds of JR = 2 streams from the first slot on, and the first tile waits for both. */
 template <class G>
 struct cl_fn {
-    enum { BYTES = AOT_MHC_MIX * 4 * G::W * 4, FIRST_SLOT = G::NS - BYTES / (G::SLOT * 2) };
-    static_assert(FIRST_SLOT >= 1 && BYTES == (G::NS - FIRST_SLOT) * G::SLOT * 2, "fn's slice fills whole slots");
+    enum { BYTES = AOT_MHC_MIX * 4 * G::W * 4, ROUNDS = G::LO ? 2 : 1, JR = 4 / ROUNDS };
+    enum { FIRST_SLOT = G::LO ? 0 : G::NS - BYTES / (G::SLOT * 2) };
+    static_assert(G::LO ? BYTES / ROUNDS <= G::NS * G::SLOT * 2
+                        : FIRST_SLOT >= 1 && BYTES == (G::NS - FIRST_SLOT) * G::SLOT * 2,
+                  "fn's slice fills whole slots (a round of it fits in the ring)");
 };
 
 /* A cluster's tiles are cid, cid + clusters, ...; `it` counts them, slot it % NS, whose
@@ -718,20 +727,31 @@ AOT_DEV void cl_producer(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r)
     }
 }
 
-/* Where fn[o][j][k] of the block's slice is staged: row o * 4 + j, its 16-byte units swizzled by
- * o, so that a fragment load's 8 rows (8 o's) take 2 bank wavefronts rather than 8. */
+/* Where fn[o][j][k] of the block's slice is staged (in its round): row o JR + j % JR, its 16-byte
+ * units swizzled by o, so that a fragment load's 8 rows (8 o's) take 2 bank wavefronts rather
+ * than 8. */
 template <class G>
-AOT_DEV int cl_fn_at(int o, int j, int k) { return (o * 4 + j) * G::W + ((k / 4) ^ ((o & 3) << 1)) * 4 + k % 4; }
+AOT_DEV int cl_fn_at(int o, int j, int k)
+{
+    constexpr int JR = cl_fn<G>::JR;
+    return (o * JR + j % JR) * G::W + ((k / 4) ^ ((o & 3) << 1)) * 4 + k % 4;
+}
+
+/* Where product thread mt's lo term words (p = 0, 1) of output group n at k16 step ks lie: a
+ * wave's 8-byte loads are consecutive (no bank conflict). */
+template <class G>
+AOT_DEV int cl_lo_at(int ks, int n, int mt) { return ((ks * 3 + n) * CL_PW * 32 + mt) * 2; }
 
 /* Product thread mt's share of the copies of fn's slice into the stage, 16 bytes each, all in
  * flight at once. Loaded straight into registers, nvcc issued fn's 96 loads a thread a few at a
  * time (it compiles for 128 registers a thread), each few behind the tiles' first copies:
  * the first product waited 9 us (H200, docs/performance.md). */
 template <class G>
-AOT_DEV void cl_fn_stage(const aot_mhc_cluster_kargs &a, float *stage, int r, int mt)
+AOT_DEV void cl_fn_stage(const aot_mhc_cluster_kargs &a, float *stage, int r, int mt, int round)
 {
-    for (int c = mt; c < cl_fn<G>::BYTES / 16; c += CL_PW * 32) { /* 16-byte unit c: row c / (W / 4) */
-        const int o = c / G::W, j = c / (G::W / 4) % 4, k = c % (G::W / 4) * 4;
+    constexpr int JR = cl_fn<G>::JR;
+    for (int c = mt; c < cl_fn<G>::BYTES / cl_fn<G>::ROUNDS / 16; c += CL_PW * 32) { /* unit c: row c / (W / 4) */
+        const int o = c / (JR * G::W / 4), j = round * JR + c / (G::W / 4) % JR, k = c % (G::W / 4) * 4;
         aot_copy16_async(stage + cl_fn_at<G>(o, j, k), a.fn + (aot_i64)(o * 4 + j) * G::C + r * G::W + k, true);
     }
     aot_copy_async_commit();
@@ -755,20 +775,26 @@ AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r,
 {
     typedef aot_mma_m16n8k16 S;
     const int lane = aot_lane(), j = w / 2, h0 = w % 2 * (G::W / 2), mt = aot_thread_x() - 4 * 32;
-    aot_u32 fh[3][G::KS][2], fl[3][G::KS][2];
+    aot_u32 fh[3][G::KS][2], fl[3][G::LO ? 1 : G::KS][2];
     float *stage = (float *)s.slot[cl_fn<G>::FIRST_SLOT];
-    cl_fn_stage<G>(a, stage, r, mt);
-    aot_sync_named(1, CL_PW * 32);
+    for (int round = 0; round < cl_fn<G>::ROUNDS; round++) {
+        cl_fn_stage<G>(a, stage, r, mt, round);
+        aot_sync_named(1, CL_PW * 32);
+        if (j / cl_fn<G>::JR == round)
 #pragma unroll
-    for (int n = 0; n < 3; n++)
+            for (int n = 0; n < 3; n++)
 #pragma unroll
-        for (int ks = 0; ks < G::KS; ks++)
+                for (int ks = 0; ks < G::KS; ks++)
 #pragma unroll
-            for (int p = 0; p < 2; p++) {
-                const int o = n * S::N + S::b_col(lane, 2 * p), k = h0 + ks * 16 + S::b_k(lane, 2 * p);
-                cl_fn_terms(stage + cl_fn_at<G>(o, j, k), fh[n][ks][p], fl[n][ks][p]);
-            }
-    aot_sync_named(1, CL_PW * 32);
+                    for (int p = 0; p < 2; p++) {
+                        const int o = n * S::N + S::b_col(lane, 2 * p), k = h0 + ks * 16 + S::b_k(lane, 2 * p);
+                        aot_u32 lo;
+                        cl_fn_terms(stage + cl_fn_at<G>(o, j, k), fh[n][ks][p], lo);
+                        if (G::LO) s.lo[cl_lo_at<G>(ks, n, mt) + p] = lo;
+                        else fl[n][G::LO ? 0 : ks][p] = lo;
+                    }
+        aot_sync_named(1, CL_PW * 32); /* the stage is read before the next round, or a tile, lands */
+    }
     if (mt == 0) aot_mbar_arrive(&s.fn_read);
     CL_TILES(it, tile) {
         const int q = it % G::NS;
@@ -781,8 +807,13 @@ AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r,
             aot_frag_b_cols_x2<S, 2>(S(), s.slot[q], CL_ROWS, h0 + ks * 16, j * CL_T, lane, xt);
 #pragma unroll
             for (int n = 0; n < 3; n++) {
+                aot_u32 lo[2] = {fl[n][G::LO ? 0 : ks][0], fl[n][G::LO ? 0 : ks][1]};
+                if (G::LO) {
+                    const aot_words<2> v = aot_load_words<2>(&s.lo[cl_lo_at<G>(ks, n, mt)]);
+                    lo[0] = v.v[0], lo[1] = v.v[1];
+                }
                 aot_mma_bf16_x2(S(), acc[n], x, fh[n][ks]);
-                aot_mma_bf16_x2(S(), acc[n], x, fl[n][ks]);
+                aot_mma_bf16_x2(S(), acc[n], x, lo);
             }
             aot_mma_bf16_x2(S(), gram[0], x, xt[0]), aot_mma_bf16_x2(S(), gram[1], x, xt[1]);
         }
@@ -1031,6 +1062,9 @@ AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int 
     static_assert(!G::POST || UNITS % CL_MIX_THREADS == 0, "post: every thread's units are in the tile");
     const bool delayed = cl_delayed<G>(a);
     const bool stream0 = delayed && a.pre_in == nullptr;
+    /* the delayed slot goes back a tile late, except in a ring of 2, where that would leave no
+     * tile to copy ahead (the mix then waits for cf) */
+    const bool late = delayed && G::NS > 2;
     cl_small next = cl_small_load<G>(a, aot_cluster_id(), m);
     if (G::POST) cl_x_issue<G>(a, s, r, aot_cluster_id(), 0, m);
     CL_TILES(it, tile) {
@@ -1081,20 +1115,20 @@ AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int 
             aot_wg_shared_fence(); /* (fence.proxy.async) orders those stores before it */
             aot_mbar_arrive(&s.posted[q]);
         }
-        if (!delayed) cl_release<G>(s, it, m);
+        if (!late) cl_release<G>(s, it, m);
         else if (it > 0) cl_release<G>(s, it - 1, m);
         else aot_sync_named(2, CL_MIX_THREADS); /* the next tile's staging waits for this one's reads (later, the release does) */
     }
     const int last = cl_tile_count(a) - 1;
-    if (delayed && last >= 0) cl_release<G>(s, last, m);
+    if (late && last >= 0) cl_release<G>(s, last, m);
     if (G::POST) aot_copy_async_wait_all();
 }
 
 template <class G>
 AOT_DEV void cl_body(const aot_mhc_cluster_kargs &a)
 {
-    static_assert(sizeof(cl_shared<G>) + 1024 <= AOT_MHC_CL_SHARED(G::C, G::NS, G::POST), "AOT_MHC_CL_SHARED is the layout's size");
-    AOT_SHARED_DYN(unsigned char, raw, AOT_MHC_CL_SHARED(G::C, G::NS, G::POST));
+    static_assert(sizeof(cl_shared<G>) + 1024 <= AOT_MHC_CL_SHARED(G::C, G::NS, G::POST, G::LO), "AOT_MHC_CL_SHARED is the layout's size");
+    AOT_SHARED_DYN(unsigned char, raw, AOT_MHC_CL_SHARED(G::C, G::NS, G::POST, G::LO));
     cl_shared<G> &s = *(cl_shared<G> *)(raw + ((1024 - ((unsigned long long)raw & 1023)) & 1023));
     const int r = aot_cluster_rank(), wave = aot_thread_x() / 32;
     if (aot_thread_x() == 0) {
@@ -1118,10 +1152,10 @@ AOT_DEV void cl_body(const aot_mhc_cluster_kargs &a)
     aot_cluster_sync(); /* no block leaves while another may still store into its shared memory */
 }
 
-#define MHC_CLUSTER(name, kargs, hidden, slots, post)                                                  \
+#define MHC_CLUSTER(name, kargs, hidden, slots, post, lo)                                              \
     AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_MHC_CL_THREADS, 1) void name(AOT_GRID_CONSTANT kargs a)       \
     {                                                                                                  \
-        cl_body<cl_geom<hidden, slots, post>>(a);                                                      \
+        cl_body<cl_geom<hidden, slots, post, lo>>(a);                                                  \
     }                                                                                                  \
     AOT_EMU_ENTRY(name, kargs)
 

@@ -86,14 +86,15 @@ typedef struct {
  * tiles of AOT_MHC_CL_TOKENS tokens in turn; block r of a cluster owns hidden positions
  * [r W, r W + W), W = C / AOT_MHC_CL_BLOCKS, of all 4 streams, and its tiles pass through
  * `slots` shared-memory slots (the variant's; as many as fit). The post variants make the new
- * residual of fused_post_pre_delayed first. */
+ * residual of fused_post_pre_delayed first; lo: fn's low term lies in shared memory, 6 words a
+ * product thread a k16 step (12 hidden bytes). */
 #define AOT_MHC_CL_BLOCKS 16
 #define AOT_MHC_CL_TOKENS 16
 #define AOT_MHC_CL_THREADS 512
 #define AOT_MHC_CL_RECORD 28     /* a token's partial sums: 24 mix, sum of squares, 3 unused */
 #define AOT_MHC_CL_BATCH 32      /* tiles whose post and comb the finisher wave makes together */
-#define AOT_MHC_CL_SHARED(hidden, slots, post)                                                       \
-    (1024 + (slots) * AOT_MHC_CL_TOKENS * 4 * ((hidden) / AOT_MHC_CL_BLOCKS) * 2 +                   \
+#define AOT_MHC_CL_SHARED(hidden, slots, post, lo)                                                  \
+    (1024 + ((lo) ? 12 * (hidden) : 16) + (slots) * AOT_MHC_CL_TOKENS * 4 * ((hidden) / AOT_MHC_CL_BLOCKS) * 2 + \
      4 * (8 + (slots)) * AOT_MHC_CL_TOKENS * AOT_MHC_CL_RECORD + 4 * ((slots) + 1) * AOT_MHC_CL_TOKENS * 4 + \
      2 * 2 * ((post) ? AOT_MHC_CL_TOKENS * ((hidden) / AOT_MHC_CL_BLOCKS) : 8) + 4 * AOT_MHC_CL_TOKENS * 20 + \
      2 * 4 * AOT_MHC_CL_BATCH * 20 + 16 * (5 * (slots) + 6))

@@ -33,16 +33,19 @@
     X(mhc_post, aot_mhc_post_kargs)                                                             \
     X(mhc_head, aot_mhc_head_kargs)
 
-/* X(name, kargs, hidden, slots, post): the one-pass pre on clusters at one hidden size, with
+/* X(name, kargs, hidden, slots, post, lo): the one-pass pre on clusters at one hidden size, with
  * `slots` tiles in its ring (as many as fit in 227 KiB of shared memory); post: the previous
- * sublayer's post-mix first (fused_post_pre_delayed). None with post at 5120: its mix waves
- * would get 72 registers beside the product waves' 184, and spilled (H100: 275 us at T = 4096,
- * slower than post and then the one pass). Built only where AOT_PIPELINES is (sm_90a; the
- * emulator at wave 32) */
+ * sublayer's post-mix first (fused_post_pre_delayed); lo: fn's low bf16 term in shared memory
+ * instead of registers (the product waves' registers hold 12 (C / 512) words of fn with both
+ * terms: 168 at C = 7168, too many; and at 5120 with post the mix waves then get 88, and
+ * spilled). None with post at 7168: x's buffers do not fit beside the ring. Built only where
+ * AOT_PIPELINES is (sm_90a; the emulator at wave 32) */
 #define AOT_MHC_PIPELINE_VARIANTS(X)                                                            \
-    X(mhc_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 6, false)                             \
-    X(mhc_pre_cluster_c5120, aot_mhc_cluster_kargs, 5120, 4, false)                             \
-    X(mhc_post_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 5, true)
+    X(mhc_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 6, false, false)                      \
+    X(mhc_pre_cluster_c5120, aot_mhc_cluster_kargs, 5120, 4, false, false)                      \
+    X(mhc_pre_cluster_c7168, aot_mhc_cluster_kargs, 7168, 2, false, true)                       \
+    X(mhc_post_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 5, true, false)                  \
+    X(mhc_post_pre_cluster_c5120, aot_mhc_cluster_kargs, 5120, 2, true, true)
 
 /* every kernel every target has */
 #define AOT_MHC_VARIANTS(X)                                                                     \

@@ -216,16 +216,16 @@ aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *str
 #define TERMS_MIN_TOKENS 1024
 
 /* The one-pass kernel for a hidden size, with or without the post-mix first
- * (AOT_MHC_PIPELINE_VARIANTS), or NULL: its name and its ring's slots. */
-static const char *cluster_kernel(int32_t hidden, bool post, int *slots)
+ * (AOT_MHC_PIPELINE_VARIANTS), or NULL: its name and the bytes of shared memory it takes. */
+static const char *cluster_kernel(int32_t hidden, bool post, unsigned *shared)
 {
-#define CLUSTER_ROW(name, kargs, c, n, p) {AOT_K_##name, c, n, p},
-    static const struct { aot_kernel_id id; int32_t hidden, slots; bool post; } variants[] = {
+#define CLUSTER_ROW(name, kargs, c, n, p, lo) {AOT_K_##name, c, p, AOT_MHC_CL_SHARED(c, n, p, lo)},
+    static const struct { aot_kernel_id id; int32_t hidden; bool post; unsigned shared; } variants[] = {
         AOT_MHC_PIPELINE_VARIANTS(CLUSTER_ROW)};
 #undef CLUSTER_ROW
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
         if (variants[i].hidden == hidden && variants[i].post == post)
-            return *slots = variants[i].slots, aot_kernel_name(variants[i].id);
+            return *shared = variants[i].shared, aot_kernel_name(variants[i].id);
     return NULL;
 }
 
@@ -242,14 +242,12 @@ typedef struct {
  * passes), or an error. */
 static aiter_aot_status one_pass_find(int32_t hidden, bool post, const float *fn, one_pass *o, aot_diag *d)
 {
-    int slots = 0;
-    const char *name = cluster_kernel(hidden, post, &slots);
+    const char *name = cluster_kernel(hidden, post, &o->shared);
     if (name == NULL || aot_misaligned(fn, 16)) return AITER_AOT_STATUS_UNSUPPORTED; /* fn is copied 16 bytes at a time */
     const aiter_aot_status found = aot_op_find(name, sizeof(aot_mhc_cluster_kargs), &o->k, d);
     if (found == AITER_AOT_STATUS_NO_CODE_OBJECT || (found == AITER_AOT_STATUS_OK && o->k.gpu->tile_map == NULL))
         return AITER_AOT_STATUS_UNSUPPORTED;
     AOT_FORWARD(found);
-    o->shared = AOT_MHC_CL_SHARED(hidden, slots, post);
     AOT_FORWARD(o->k.gpu->clusters_that_fit(o->k.fn->fn, AOT_MHC_CL_THREADS, o->shared, AOT_MHC_CL_BLOCKS, &o->clusters, d));
     return o->clusters < 1 ? AITER_AOT_STATUS_UNSUPPORTED : AITER_AOT_STATUS_OK;
 }

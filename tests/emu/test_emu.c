@@ -126,21 +126,26 @@ static void run_mhc_delayed(const harness_mem *m, int quick, harness_tally *t)
         {PD, 3, 4096, 0, 0, 0, W},    {PD, 6, 5120, 0, 0, 0, NP},  {FD, 5, 4096, 0, 0, 0, AUX},
         {FD, 9, 5120, 0, 0, 0, NP},   {PD, 4, 4096, 0, 0, 1, 0},   {FD, 3, 4096, 0, 0, 2, AUX},
         /* 11 tiles on 2 clusters: cluster 0 takes 6, its ring of 5 wraps, x's buffers swap, and
-         * the slots go back a tile late; the last tile partial */
-        {FD, 170, 4096, 0, 0, 0, AUX}};
+         * the slots go back a tile late; the last tile partial. 7168: a ring of 2, whose slots go
+         * back at once */
+        {FD, 170, 4096, 0, 0, 0, AUX}, {PD, 20, 7168, 0, 0, 0, W}};
     const mhc_case more_cases[] = {
         {PD, 4, 256, 0, 0, 0, NP},    {PD, 16, 1024, 0, 0, 0, W},  {PD, 128, 256, 1, 0, 0, W},
         {FD, 1, 512, 1, 0, 0, AUX | W}, {FD, 16, 512, 0, 0, 0, AUX}, {FD, 128, 512, 0, 0, 0, W},
         /* 128+ tokens at 1024, and fn's terms */
         {PD, 260, 1024, 1, 0, 0, W},  {FD, 200, 1024, 1, 0, 0, AUX}, {PD, 1030, 256, 0, 0, 0, W},
         {FD, 1024, 256, 1, 0, 0, NP | W}, {PD, 200, 4096, 0, 0, 0, 0}, {PD, 250, 5120, 0, 0, 0, NP},
-        {FD, 250, 5120, 0, 0, 0, 0},  {FD, 33, 4096, 0, 0, 0, NP}};
+        {FD, 250, 5120, 0, 0, 0, 0},  {FD, 33, 4096, 0, 0, 0, NP},
+        /* 7168: the ring of 2 wrapping (cluster 0 takes 3 tiles); the fused op as post and then
+         * the one pass */
+        {PD, 70, 7168, 0, 0, 0, NP | W}, {FD, 2, 7168, 0, 0, 0, W}};
     for (size_t i = 0; i < COUNT(short_cases); i++) harness_mhc(m, &short_cases[i], seed++, t);
     for (size_t i = 0; i < COUNT(more_cases) && !quick; i++) harness_mhc(m, &more_cases[i], seed++, t);
 }
 
 static void run_mhc(const harness_mem *m, int quick, harness_tally *t)
 {
+    enum { W = MHC_WIDE };
     /* mHC: every kernel and variant, hidden sizes of 256 and 512 (2 and 4 projection chunks per
      * split), token counts that leave partial tiles; the emulator's device has 4
      * multiprocessors, so pre_full picks 16 splits for one tile, more than the one-stream
@@ -161,12 +166,13 @@ static void run_mhc(const harness_mem *m, int quick, harness_tally *t)
         {MHC_HEAD, 3, 512, 0, 0, 0, 0},          {MHC_PRE_FULL, 1030, 256, 1, 0, 0, 0},
         {MHC_PRE_FULL, 1024, 256, 0, 1, 0, 0},   {MHC_FUSED, 17, 256, 0, 0, 3, 0},
         {MHC_FUSED, 260, 256, 0, 0, 2, 0},
-        /* C = 4096 and 5120 at wave 32: the one pass on clusters (2 emulated at once), one partial
-         * tile; 15 tiles, so cluster 0 takes 8 and its ring of 6 slots wraps (5120: 4 slots);
+        /* C = 4096, 5120 and 7168 at wave 32: the one pass on clusters (2 emulated at once), one
+         * partial tile; 15 tiles, so cluster 0 takes 8 and its ring of 6 slots wraps (5120: 4
+         * slots); 7168 (fn's lo term in shared memory, 2 slots): 5 tiles, cluster 0 takes 3;
          * norm keeps two passes */
-        {MHC_PRE_FULL, 5, 4096, 0, 0, 0, 0},     {MHC_PRE_FULL, 240, 4096, 0, 0, 0, 0},
-        {MHC_PRE_FULL, 3, 4096, 1, 0, 0, 0},     {MHC_PRE_FULL, 7, 5120, 0, 0, 0, 0},
-        {MHC_PRE_FULL, 240, 5120, 0, 0, 0, 0}};
+        {MHC_PRE_FULL, 5, 4096, 0, 0, 0, W},     {MHC_PRE_FULL, 240, 4096, 0, 0, 0, 0},
+        {MHC_PRE_FULL, 3, 4096, 1, 0, 0, 0},     {MHC_PRE_FULL, 7, 5120, 0, 0, 0, W},
+        {MHC_PRE_FULL, 240, 5120, 0, 0, 0, 0},   {MHC_PRE_FULL, 70, 7168, 0, 0, 0, W}};
     for (size_t i = 0; i < COUNT(mhc); i++)
         if (!quick || quick_mhc(&mhc[i])) harness_mhc(m, &mhc[i], seed++, t);
     run_mhc_delayed(m, quick, t);

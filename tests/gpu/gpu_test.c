@@ -327,10 +327,12 @@ int main(int argc, char **argv)
             }
         mhc_case mextra[] = {{MHC_GEMM_THEN_PRE, 300, 4096, 0, 0, 7, 0}, {MHC_GEMM_THEN_PRE, 2, 16384, 1, 0, 64, 0},
                              {MHC_FUSED, 7, 16384, 0, 0, 16, 0},           {MHC_PRE_FULL, 4096, 4096, 0, 0, 0, 0},
-                             /* pre_full at token counts that are not a multiple of the tiles, at 7168 and 8192,
+                             /* pre_full at token counts that are not a multiple of the tiles, at 7168 (one
+                              * pass, fn's lo term in shared memory; broadcast: two) and 8192 (two passes),
                               * with fn's terms made first (from 1024 tokens) and without */
-                             {MHC_PRE_FULL, 1000, 7168, 0, 0, 0, 0},       {MHC_PRE_FULL, 600, 8192, 0, 0, 0, 0},
-                             {MHC_PRE_FULL, 1100, 7168, 0, 1, 0, 0},
+                             {MHC_PRE_FULL, 1000, 7168, 0, 0, 0, MHC_WIDE}, {MHC_PRE_FULL, 600, 8192, 0, 0, 0, 0},
+                             {MHC_PRE_FULL, 1100, 7168, 0, 1, 0, 0},       {MHC_PRE_FULL, 8200, 7168, 0, 0, 0, 0},
+                             {MHC_PRE_FULL, 4096, 7168, 0, 0, 0, MHC_WIDE},
                              /* a partial last token block with the terms, and hidden 3072 (both took the one-pass
                               * kernel of commit 60bda2b, reverted) */
                              {MHC_PRE_FULL, 1030, 4096, 0, 0, 0, 0},       {MHC_PRE_FULL, 1500, 3072, 0, 0, 0, 0},

@@ -52,7 +52,7 @@ void harness_rejects(harness_tally *t, const char *op, const char *what, aiter_a
 
 /* mHC cases (harness_mhc.c). */
 enum { MHC_PRE_FULL, MHC_GEMM_THEN_PRE, MHC_POST, MHC_FUSED, MHC_HEAD, MHC_PRE_DELAYED, MHC_FUSED_DELAYED };
-/* flags of the delayed ops' cases */
+/* flags of the delayed ops' cases (MHC_WIDE also of pre_full's) */
 enum {
     MHC_NO_PRE_MIX = 1, /* no previous pre mix: layer_input is stream 0 */
     MHC_AUX = 2,        /* fused_post_pre_delayed: the streams' mean too */

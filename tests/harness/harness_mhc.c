@@ -246,7 +246,9 @@ static int case_pre(const harness_mem *m, const mhc_case *c, ref_rng *r, char *w
     const long K = (long)in.streams * c->hidden;
     in.x = malloc(sizeof(double) * c->tokens * K), in.w = malloc(sizeof(double) * c->hidden);
     in.xb = bf16_tensor(r, c->tokens * K, 0, 1, in.x), in.wb = bf16_tensor(r, c->hidden, 1, 0.1, in.w);
-    in.fn = f32_tensor(r, 24 * K, 1e-4), in.scale = f32_tensor(r, 3, 0.1), in.base = f32_tensor(r, 24, 1);
+    const int wide = (c->flags & MHC_WIDE) != 0;
+    in.fn = f32_tensor(r, 24 * K, wide ? 1e-2 : 1e-4), in.scale = f32_tensor(r, 3, wide ? 1 : 0.1);
+    in.base = f32_tensor(r, 24, 1);
     int ok = run_pre(m, c, &in, why, cap);
     free(in.x), free(in.w), free(in.xb), free(in.wb), free(in.fn), free(in.scale), free(in.base);
     return ok;
