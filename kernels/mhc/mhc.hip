@@ -650,7 +650,7 @@ AOT_EMU_ENTRY(mhc_head, aot_mhc_head_kargs)
  * tile, and each owner had read every block's records, so the records and pre of a slot's next
  * tile never land before its present ones were read. The delayed collapse (pre_in) does not
  * wait for the owners: its mix waits for cf[q] after its stores, and hands the slot back a tile
- * later. */
+ * later (in a ring of 2 slots, at once: a tile late would leave no tile to copy ahead). */
 #if defined(AOT_PIPELINES)
 constexpr int CL_B = AOT_MHC_CL_BLOCKS, CL_T = AOT_MHC_CL_TOKENS, CL_RV = AOT_MHC_CL_RECORD, CL_ROWS = 4 * CL_T;
 constexpr int CL_PANEL = CL_ROWS * 64, CL_PW = 8, CL_MIX_THREADS = 4 * 32; /* 16-bit elements; product waves */
@@ -790,8 +790,8 @@ AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r,
                         const int o = n * S::N + S::b_col(lane, 2 * p), k = h0 + ks * 16 + S::b_k(lane, 2 * p);
                         aot_u32 lo;
                         cl_fn_terms(stage + cl_fn_at<G>(o, j, k), fh[n][ks][p], lo);
-                        if (G::LO) s.lo[cl_lo_at<G>(ks, n, mt) + p] = lo;
-                        else fl[n][G::LO ? 0 : ks][p] = lo;
+                        if constexpr (G::LO) s.lo[cl_lo_at<G>(ks, n, mt) + p] = lo;
+                        else fl[n][ks][p] = lo;
                     }
         aot_sync_named(1, CL_PW * 32); /* the stage is read before the next round, or a tile, lands */
     }
@@ -807,10 +807,12 @@ AOT_DEV void cl_products(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r,
             aot_frag_b_cols_x2<S, 2>(S(), s.slot[q], CL_ROWS, h0 + ks * 16, j * CL_T, lane, xt);
 #pragma unroll
             for (int n = 0; n < 3; n++) {
-                aot_u32 lo[2] = {fl[n][G::LO ? 0 : ks][0], fl[n][G::LO ? 0 : ks][1]};
-                if (G::LO) {
+                aot_u32 lo[2];
+                if constexpr (G::LO) {
                     const aot_words<2> v = aot_load_words<2>(&s.lo[cl_lo_at<G>(ks, n, mt)]);
                     lo[0] = v.v[0], lo[1] = v.v[1];
+                } else {
+                    lo[0] = fl[n][ks][0], lo[1] = fl[n][ks][1];
                 }
                 aot_mma_bf16_x2(S(), acc[n], x, fh[n][ks]);
                 aot_mma_bf16_x2(S(), acc[n], x, lo);
@@ -1053,7 +1055,7 @@ AOT_DEV void cl_release(cl_shared<G> &s, int it, int m)
  * twice the instructions, and nvcc split its 16-byte store into 8).
  * pre_full waits for the owners' pre (cf) before its collapse. The delayed collapse needs
  * nothing from them: it runs when the tile lands, and the slot goes back a tile later, after
- * cf. With POST it first makes the new residual (stored to residual_out, and into the slot for
+ * cf (in a ring of 2, right after its own cf). With POST it first makes the new residual (stored to residual_out, and into the slot for
  * the products, which wait for `posted`). */
 template <class G>
 AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int m)

@@ -120,25 +120,27 @@ static void run_mhc_delayed(const harness_mem *m, int quick, harness_tally *t)
         {FD, 1, 256, 0, 0, 0, NP},    {FD, 4, 1024, 0, 0, 0, W},   {FD, 4, 256, 1, 0, 0, NP | AUX | W},
         {FD, 16, 256, 1, 0, 0, NP | W}, {FD, 17, 256, 1, 0, 0, AUX | W}, {FD, 130, 256, 1, 0, 0, NP | AUX},
         /* the one pass on clusters at wave 32 (no norm, no x): with the previous pre mix, and
-         * without (stream 0 as it is); fused: the post-mix inside it (4096, aux too), or post
-         * and then it (5120); fn only 4- or 8-byte aligned: two passes (it copies fn 16 bytes
-         * at a time) */
+         * without (stream 0 as it is); fused: the post-mix inside it (4096, aux too; 5120,
+         * fn's lo term in shared memory, wide, so that its rounding shows); fn only 4- or 8-byte
+         * aligned: two passes (it copies fn 16 bytes at a time) */
         {PD, 3, 4096, 0, 0, 0, W},    {PD, 6, 5120, 0, 0, 0, NP},  {FD, 5, 4096, 0, 0, 0, AUX},
-        {FD, 9, 5120, 0, 0, 0, NP},   {PD, 4, 4096, 0, 0, 1, 0},   {FD, 3, 4096, 0, 0, 2, AUX},
+        {FD, 9, 5120, 0, 0, 0, NP | W},   {PD, 4, 4096, 0, 0, 1, 0},   {FD, 3, 4096, 0, 0, 2, AUX},
         /* 11 tiles on 2 clusters: cluster 0 takes 6, its ring of 5 wraps, x's buffers swap, and
-         * the slots go back a tile late; the last tile partial. 7168: a ring of 2, whose slots go
-         * back at once */
-        {FD, 170, 4096, 0, 0, 0, AUX}, {PD, 20, 7168, 0, 0, 0, W}};
+         * the slots go back a tile late; the last tile partial. 7168: 5 tiles, cluster 0 takes 3
+         * and its ring of 2 wraps, the slots going back at once */
+        {FD, 170, 4096, 0, 0, 0, AUX}, {PD, 70, 7168, 0, 0, 0, W}};
     const mhc_case more_cases[] = {
         {PD, 4, 256, 0, 0, 0, NP},    {PD, 16, 1024, 0, 0, 0, W},  {PD, 128, 256, 1, 0, 0, W},
         {FD, 1, 512, 1, 0, 0, AUX | W}, {FD, 16, 512, 0, 0, 0, AUX}, {FD, 128, 512, 0, 0, 0, W},
         /* 128+ tokens at 1024, and fn's terms */
         {PD, 260, 1024, 1, 0, 0, W},  {FD, 200, 1024, 1, 0, 0, AUX}, {PD, 1030, 256, 0, 0, 0, W},
         {FD, 1024, 256, 1, 0, 0, NP | W}, {PD, 200, 4096, 0, 0, 0, 0}, {PD, 250, 5120, 0, 0, 0, NP},
-        {FD, 250, 5120, 0, 0, 0, 0},  {FD, 33, 4096, 0, 0, 0, NP},
-        /* 7168: the ring of 2 wrapping (cluster 0 takes 3 tiles); the fused op as post and then
-         * the one pass */
-        {PD, 70, 7168, 0, 0, 0, NP | W}, {FD, 2, 7168, 0, 0, 0, W}};
+        {FD, 250, 5120, 0, 0, 0, W},  {FD, 33, 4096, 0, 0, 0, NP},
+        /* rings of 2 wrapping: 7168 without the previous pre mix, and the post variant at 5120
+         * with aux; the fused op at 7168 as post and then the one pass, and with aux (three
+         * passes) */
+        {PD, 70, 7168, 0, 0, 0, NP | W}, {FD, 70, 5120, 0, 0, 0, AUX | W}, {FD, 2, 7168, 0, 0, 0, W},
+        {FD, 40, 7168, 0, 0, 0, AUX}};
     for (size_t i = 0; i < COUNT(short_cases); i++) harness_mhc(m, &short_cases[i], seed++, t);
     for (size_t i = 0; i < COUNT(more_cases) && !quick; i++) harness_mhc(m, &more_cases[i], seed++, t);
 }
