@@ -1055,8 +1055,8 @@ AOT_DEV void cl_release(cl_shared<G> &s, int it, int m)
  * twice the instructions, and nvcc split its 16-byte store into 8).
  * pre_full waits for the owners' pre (cf) before its collapse. The delayed collapse needs
  * nothing from them: it runs when the tile lands, and the slot goes back a tile later, after
- * cf (in a ring of 2, right after its own cf). With POST it first makes the new residual (stored to residual_out, and into the slot for
- * the products, which wait for `posted`). */
+ * cf (in a ring of 2, right after its own cf). With POST it first makes the new residual
+ * (stored to residual_out, and into the slot for the products, which wait for `posted`). */
 template <class G>
 AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int m)
 {

@@ -37,8 +37,9 @@
  * `slots` tiles in its ring (as many as fit in 227 KiB of shared memory); post: the previous
  * sublayer's post-mix first (fused_post_pre_delayed); lo: fn's low bf16 term in shared memory
  * instead of registers (the product waves' registers hold 12 (C / 512) words of fn with both
- * terms: 168 at C = 7168, too many; and at 5120 with post the mix waves then get 88, and
- * spilled). None with post at 7168: x's buffers do not fit beside the ring. Built only where
+ * terms: 168 at C = 7168, too many; at 5120 with post the mix waves got 72 registers beside
+ * the product waves' 184 and spilled, 275 us on the H100 at T = 4096). None with post at 7168:
+ * x's buffers do not fit beside the ring. Built only where
  * AOT_PIPELINES is (sm_90a; the emulator at wave 32) */
 #define AOT_MHC_PIPELINE_VARIANTS(X)                                                            \
     X(mhc_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 6, false, false)                      \

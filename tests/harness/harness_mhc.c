@@ -51,6 +51,15 @@ static float *f32_uniform(ref_rng *r, long n, double hi)
     return f;
 }
 
+/* fn [24][k], scale [3] and base [24], drawn in that order: fn ~ 1e-4 N(0,1) and scale ~ 0.1
+ * N(0,1) (the file header's draws), or with MHC_WIDE in flags fn ~ 1e-2 and scale ~ N(0,1). */
+static void projection_tensors(ref_rng *r, long k, int flags, float **fn, float **scale, float **base)
+{
+    const int wide = (flags & MHC_WIDE) != 0;
+    *fn = f32_tensor(r, 24 * k, wide ? 1e-2 : 1e-4), *scale = f32_tensor(r, 3, wide ? 1 : 0.1);
+    *base = f32_tensor(r, 24, 1);
+}
+
 /* ---- device buffers: every one poisoned by m->alloc, freed together ---- */
 
 typedef struct {
@@ -246,9 +255,7 @@ static int case_pre(const harness_mem *m, const mhc_case *c, ref_rng *r, char *w
     const long K = (long)in.streams * c->hidden;
     in.x = malloc(sizeof(double) * c->tokens * K), in.w = malloc(sizeof(double) * c->hidden);
     in.xb = bf16_tensor(r, c->tokens * K, 0, 1, in.x), in.wb = bf16_tensor(r, c->hidden, 1, 0.1, in.w);
-    const int wide = (c->flags & MHC_WIDE) != 0;
-    in.fn = f32_tensor(r, 24 * K, wide ? 1e-2 : 1e-4), in.scale = f32_tensor(r, 3, wide ? 1 : 0.1);
-    in.base = f32_tensor(r, 24, 1);
+    projection_tensors(r, K, c->flags, &in.fn, &in.scale, &in.base);
     int ok = run_pre(m, c, &in, why, cap);
     free(in.x), free(in.w), free(in.xb), free(in.wb), free(in.fn), free(in.scale), free(in.base);
     return ok;
@@ -369,9 +376,7 @@ static void delayed_draw(delayed_inputs *in, ref_rng *r)
     in->x = malloc(sizeof(double) * (nx * in->k + 1)), in->w = malloc(sizeof(double) * C);
     in->resb = bf16_tensor(r, n, 0, 1, in->res), in->yb = bf16_tensor(r, ny * C, 0, 1, in->y);
     in->xb = bf16_tensor(r, nx * in->k, 0, 1, in->x), in->wb = bf16_tensor(r, C, 1, 0.1, in->w);
-    const int wide = (in->flags & MHC_WIDE) != 0;
-    in->fn = f32_tensor(r, 24 * in->k, wide ? 1e-2 : 1e-4), in->scale = f32_tensor(r, 3, wide ? 1 : 0.1);
-    in->base = f32_tensor(r, 24, 1);
+    projection_tensors(r, in->k, in->flags, &in->fn, &in->scale, &in->base);
     in->pre_mix = f32_uniform(r, T * 4, 1.0), in->post_in = f32_uniform(r, T * 4, 2.0);
     in->comb_in = f32_uniform(r, T * 16, 1.0);
 }
