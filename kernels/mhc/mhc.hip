@@ -409,18 +409,28 @@ AOT_DEV float sinkhorn(float z, int iters, float eps)
 }
 
 /* The 24 mix sums and the sum of squares of token t over the splits, into mix_s[0..24]. Lane e
- * of wave g adds splits g, g + WAVES, ...: the loads are independent, so a decode step's many
- * splits cost a few trips to L2 rather than one per split. */
+ * of wave g adds splits g, g + WAVES, ..., 8 loads issued together (predicated, so that a
+ * count that is not a multiple of 8 does not leave a tail of loads one after another): a decode
+ * step's 64-128 splits cost two trips to L2. */
 AOT_DEV void reduce_partials(const aot_mhc_pre_kargs &a, int t, float *mix_s)
 {
-    constexpr int WAVES = AOT_MHC_BLOCK / AOT_WAVE, V = AOT_MHC_MIX + 1;
+    constexpr int WAVES = AOT_MHC_BLOCK / AOT_WAVE, V = AOT_MHC_MIX + 1, BATCH = 8;
     AOT_SHARED(float, part, WAVES * V);
     const int tid = aot_thread_x(), e = aot_lane(), g = tid / AOT_WAVE;
     if (e < V) {
         float s = 0.0f;
-#pragma unroll 4
-        for (int p = g; p < a.splits; p += WAVES)
-            s += e < AOT_MHC_MIX ? a.mix[((aot_i64)p * a.tokens + t) * AOT_MHC_MIX + e] : a.sqrsum[(aot_i64)p * a.tokens + t];
+        for (int p0 = g; p0 < a.splits; p0 += BATCH * WAVES) {
+            float v[BATCH];
+#pragma unroll
+            for (int i = 0; i < BATCH; i++) {
+                const aot_i64 p = p0 + i * WAVES;
+                v[i] = p >= a.splits ? 0.0f
+                       : e < AOT_MHC_MIX ? a.mix[(p * a.tokens + t) * AOT_MHC_MIX + e]
+                                         : a.sqrsum[p * a.tokens + t];
+            }
+#pragma unroll
+            for (int i = 0; i < BATCH; i++) s += v[i];
+        }
         part[g * V + e] = s;
     }
     aot_sync_block();
@@ -528,8 +538,10 @@ AOT_DEV void pre_body(const aot_mhc_pre_kargs &a)
     }
     aot_sync_block();
     const float p[N_] = {pre_s[0], pre_s[1], pre_s[2], pre_s[3]};
+    /* after the delayed decode kernel, which made layer_input (and aux) itself: only the coefficients */
+    const bool collapse = !DELAYED || a.layer_input != nullptr;
     float sumsq = 0.0f;
-    for (aot_i64 h = tid * 8; h < C; h += AOT_MHC_BLOCK * 8) {
+    for (aot_i64 h = tid * 8; collapse && h < C; h += AOT_MHC_BLOCK * 8) {
         aot_u16x8 o;
         if (DELAYED) {
             o = delayed8(a, t, h, p);
@@ -1161,5 +1173,132 @@ AOT_DEV void cl_body(const aot_mhc_cluster_kargs &a)
     }                                                                                                  \
     AOT_EMU_ENTRY(name, kargs)
 
-AOT_MHC_PIPELINE_VARIANTS(MHC_CLUSTER)
+AOT_MHC_CLUSTER_VARIANTS(MHC_CLUSTER)
+
+/* ---- decode: at most 16 tokens, the projection on every multiprocessor (AOT_PIPELINES) ----
+ * At decode sizes the one-pass kernel's set-up (fn into registers, its barriers, one cluster
+ * for the one tile) costs several times the data's time. Here block b owns positions
+ * [64 b, 64 b + 64) of all 4 streams and every token: its slice of fn comes straight from
+ * memory into registers as B fragments, the residual (or, post, the new residual the block
+ * makes) into a tile in shared memory, and wave w multiplies stream w % 4 at 32 of the
+ * positions, fn as two bf16 terms hi + lo with fp32 sums (the one-pass kernel's precision). The
+ * block's sums go to split b of the partials; the pre kernel after it (launched early) adds
+ * the splits and makes the coefficients. DELAYED: the block also makes layer_input at its
+ * positions from pre_in, so the pre kernel reads only the partials; POST: first the previous
+ * sublayer's post-mix, stored to residual_out (its mean to aux). */
+constexpr int DEC_P = AOT_MHC_DEC_POSITIONS, DEC_T = AOT_MHC_DEC_TOKENS;
+/* a token's row of the tile: 4 streams, 8 elements more so that the 8 rows a fragment reads
+ * start 4 banks apart (132 words) */
+constexpr int DEC_ROW = 4 * DEC_P + 8, DEC_WAVES = AOT_MHC_BLOCK / 32, DEC_KS = DEC_P / 2 / 16;
+
+/* The staging thread of token t's positions h .. h + 7: the 4 streams (post: made from the
+ * previous residual, x, post_in and comb_in, and stored), then layer_input (DELAYED) and aux. */
+template <bool POST, bool DELAYED>
+AOT_DEV void dec_stage(const aot_mhc_decode_kargs &a, int t, aot_i64 h, aot_u32x4 (&r)[N_])
+{
+    const aot_i64 C = a.hidden;
+#pragma unroll
+    for (int j = 0; j < N_; j++) r[j] = aot_load_u32x4((const aot_u32 *)(a.residual + ((aot_i64)t * N_ + j) * C + h));
+    if (POST) {
+        float pc[20];
+#pragma unroll
+        for (int i = 0; i < 20; i++) pc[i] = i < 4 ? a.post_in[t * 4 + i] : a.comb_in[t * 16 + i - 4];
+        cl_post8(r, aot_load_u32x4((const aot_u32 *)(a.x + (aot_i64)t * C + h)), pc);
+#pragma unroll
+        for (int j = 0; j < N_; j++) aot_store_u32x4((aot_u32 *)(a.residual_out + ((aot_i64)t * N_ + j) * C + h), r[j]);
+        if (a.aux != nullptr) aot_store_u32x4((aot_u32 *)(a.aux + (aot_i64)t * C + h), cl_mean4(r));
+    }
+    if (DELAYED) {
+        float p[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (a.pre_in != nullptr)
+#pragma unroll
+            for (int j = 0; j < N_; j++) p[j] = a.pre_in[t * N_ + j];
+        aot_store_u32x4((aot_u32 *)(a.layer_input + (aot_i64)t * C + h), cl_collapse(r, p, a.pre_in == nullptr));
+    }
+}
+
+template <bool POST, bool DELAYED>
+AOT_DEV void decode_body(const aot_mhc_decode_kargs &a)
+{
+    typedef aot_mma_m16n8k16 S;
+    static_assert(DEC_T == S::M && DEC_WAVES == 8 && DEC_P / 2 % S::K == 0, "one tile of tokens; each wave half a stream's positions");
+    AOT_SHARED(aot_u32x4, tile_x4, DEC_T * DEC_ROW / 8);
+    AOT_SHARED(float, red, DEC_WAVES * DEC_T * 25);
+    aot_u16 *const tile = (aot_u16 *)tile_x4;
+    const int tid = aot_thread_x(), lane = aot_lane(), w = tid / 32, j = w % 4, b = aot_block_x();
+    const aot_i64 C = a.hidden, K = N_ * C;
+    const int hw = w / 4 * (DEC_P / 2); /* the wave's first position, from the block's */
+    aot_grid_launch_next(); /* the pre kernel's blocks wait in their aot_grid_wait */
+    aot_f32x2 f[3][DEC_KS][2]; /* fn[o][j C + 64 b + hw + k] at the lane's B fragment places */
+#pragma unroll
+    for (int n = 0; n < 3; n++)
+#pragma unroll
+        for (int ks = 0; ks < DEC_KS; ks++)
+#pragma unroll
+            for (int p = 0; p < 2; p++)
+                f[n][ks][p] = aot_load_f32x2(a.fn + (n * S::N + S::b_col(lane, 2 * p)) * K + j * C + (aot_i64)b * DEC_P + hw +
+                                             ks * S::K + S::b_k(lane, 2 * p));
+    if (tid < DEC_T * DEC_P / 8) { /* token t's positions u .. u + 7 of the block's; rows past the last token zero */
+        const int t = tid / (DEC_P / 8), u = tid % (DEC_P / 8) * 8;
+        aot_u32x4 r[N_] = {};
+        if (t < a.tokens) dec_stage<POST, DELAYED>(a, t, (aot_i64)b * DEC_P + u, r);
+#pragma unroll
+        for (int jj = 0; jj < N_; jj++) aot_store_u32x4((aot_u32 *)(tile + t * DEC_ROW + jj * DEC_P + u), r[jj]);
+    }
+    aot_sync_block();
+    float acc[3][S::C] = {}, gram[2][S::C] = {};
+#pragma unroll
+    for (int ks = 0; ks < DEC_KS; ks++) {
+        const aot_u16 *const at = tile + j * DEC_P + hw + ks * S::K;
+        aot_u32 x[S::A / 2], xt[2][S::B / 2];
+#pragma unroll
+        for (int i = 0; i < S::A / 2; i++) x[i] = *(const aot_u32 *)(at + S::a_row(lane, 2 * i) * DEC_ROW + S::a_k(lane, 2 * i));
+#pragma unroll
+        for (int n = 0; n < 2; n++)
+#pragma unroll
+            for (int i = 0; i < S::B / 2; i++)
+                xt[n][i] = *(const aot_u32 *)(at + (n * S::N + S::b_col(lane, 2 * i)) * DEC_ROW + S::b_k(lane, 2 * i));
+#pragma unroll
+        for (int n = 0; n < 3; n++) {
+            aot_u32 hi[2], lo[2];
+#pragma unroll
+            for (int p = 0; p < 2; p++) {
+                const aot_f32x2 v = f[n][ks][p];
+                hi[p] = aot_pack2_16(v.v[0], v.v[1], 0);
+                lo[p] = aot_pack2_16(v.v[0] - lo_f32(hi[p]), v.v[1] - hi_f32(hi[p]), 0);
+            }
+            aot_mma_bf16_x2(S(), acc[n], x, hi), aot_mma_bf16_x2(S(), acc[n], x, lo);
+        }
+        aot_mma_bf16_x2(S(), gram[0], x, xt[0]), aot_mma_bf16_x2(S(), gram[1], x, xt[1]); /* squares: X X^T's diagonal */
+    }
+    float(*const rw)[25] = (float(*)[25])(red + w * DEC_T * 25);
+#pragma unroll
+    for (int n = 0; n < 3; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++) rw[S::c_row(lane, i)][n * S::N + S::c_col(lane, i)] = acc[n][i];
+#pragma unroll
+    for (int n = 0; n < 2; n++)
+#pragma unroll
+        for (int i = 0; i < S::C; i++)
+            if (S::c_row(lane, i) == n * S::N + S::c_col(lane, i)) rw[S::c_row(lane, i)][AOT_MHC_MIX] = gram[n][i];
+    aot_sync_block();
+    for (int e = tid; e < a.tokens * 25; e += AOT_MHC_BLOCK) {
+        const int t = e / 25, o = e % 25;
+        float s = 0.0f;
+#pragma unroll
+        for (int ww = 0; ww < DEC_WAVES; ww++) s += red[(ww * DEC_T + t) * 25 + o];
+        const aot_i64 at = (aot_i64)b * a.tokens + t;
+        if (o < AOT_MHC_MIX) a.mix[at * AOT_MHC_MIX + o] = s;
+        else a.sqrsum[at] = s;
+    }
+}
+
+#define MHC_DECODE(name, kargs, post, delayed)                                                 \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_MHC_BLOCK) void name(kargs a)                             \
+    {                                                                                          \
+        decode_body<post, delayed>(a);                                                         \
+    }                                                                                          \
+    AOT_EMU_ENTRY(name, kargs)
+
+AOT_MHC_DECODE_VARIANTS(MHC_DECODE)
 #endif

@@ -119,6 +119,29 @@ typedef struct {
     float rms_eps, pre_eps, sinkhorn_eps, post_mult;
 } aot_mhc_cluster_kargs;
 
+/* The decode kernels (mhc_decode*; sm_90a, and the emulator at wave 32): at most
+ * AOT_MHC_DEC_TOKENS tokens, hidden up to AOT_MHC_DEC_MAX_HIDDEN. Block b owns hidden positions
+ * [b P, b P + P), P = AOT_MHC_DEC_POSITIONS, of all 4 streams, and writes split b of the
+ * projection's partials (hidden / P splits, as aot_mhc_gemm_kargs's). delayed: also
+ * layer_input at its positions, the collapse with pre_in; post: first the new residual
+ * (fused_post_pre_delayed), which it stores, projects and collapses. */
+#define AOT_MHC_DEC_TOKENS 16
+#define AOT_MHC_DEC_POSITIONS 64
+#define AOT_MHC_DEC_MAX_HIDDEN 8192
+
+typedef struct {
+    const uint16_t *residual;   /* bf16 [T][4][C] */
+    const float *fn;            /* [24][4*C], 8-byte aligned */
+    float *mix;                 /* [S][T][24] */
+    float *sqrsum;              /* [S][T] */
+    uint16_t *layer_input;      /* delayed: bf16 [T][C] */
+    const float *pre_in;        /* delayed: [T][4] or NULL (stream 0 as it is) */
+    const uint16_t *x;          /* post: bf16 [T][C] */
+    const float *post_in, *comb_in; /* post: [T][4], [T][4][4] */
+    uint16_t *residual_out, *aux; /* post: bf16 [T][4][C], [T][C] or NULL */
+    int32_t tokens, hidden;
+} aot_mhc_decode_kargs;
+
 typedef struct {
     const uint16_t *residual;   /* bf16 [T][4][C] */
     const float *fn;            /* [4][4*C] */

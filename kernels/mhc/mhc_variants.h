@@ -39,14 +39,24 @@
  * instead of registers (the product waves' registers hold 12 (C / 512) words of fn with both
  * terms: 168 at C = 7168, too many; at 5120 with post the mix waves got 72 registers beside
  * the product waves' 184 and spilled, 275 us on the H100 at T = 4096). None with post at 7168:
- * x's buffers do not fit beside the ring. Built only where
- * AOT_PIPELINES is (sm_90a; the emulator at wave 32) */
-#define AOT_MHC_PIPELINE_VARIANTS(X)                                                            \
+ * x's buffers do not fit beside the ring. */
+#define AOT_MHC_CLUSTER_VARIANTS(X)                                                             \
     X(mhc_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 6, false, false)                      \
     X(mhc_pre_cluster_c5120, aot_mhc_cluster_kargs, 5120, 4, false, false)                      \
     X(mhc_pre_cluster_c7168, aot_mhc_cluster_kargs, 7168, 2, false, true)                       \
     X(mhc_post_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 5, true, false)                  \
     X(mhc_post_pre_cluster_c5120, aot_mhc_cluster_kargs, 5120, 2, true, true)
+
+/* X(name, kargs, post, delayed): the decode kernel (at most AOT_MHC_DEC_TOKENS tokens), the
+ * projection on every multiprocessor before the pre kernel; delayed: it also makes
+ * layer_input from pre_in; post: first the previous sublayer's post-mix */
+#define AOT_MHC_DECODE_VARIANTS(X)                                                              \
+    X(mhc_decode, aot_mhc_decode_kargs, false, false)                                           \
+    X(mhc_decode_delayed, aot_mhc_decode_kargs, false, true)                                    \
+    X(mhc_decode_post_delayed, aot_mhc_decode_kargs, true, true)
+
+/* built only where AOT_PIPELINES is (sm_90a; the emulator at wave 32) */
+#define AOT_MHC_PIPELINE_VARIANTS(X) AOT_MHC_CLUSTER_VARIANTS(X) AOT_MHC_DECODE_VARIANTS(X)
 
 /* every kernel every target has */
 #define AOT_MHC_VARIANTS(X)                                                                     \

@@ -216,12 +216,12 @@ aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *str
 #define TERMS_MIN_TOKENS 1024
 
 /* The one-pass kernel for a hidden size, with or without the post-mix first
- * (AOT_MHC_PIPELINE_VARIANTS), or NULL: its name and the bytes of shared memory it takes. */
+ * (AOT_MHC_CLUSTER_VARIANTS), or NULL: its name and the bytes of shared memory it takes. */
 static const char *cluster_kernel(int32_t hidden, bool post, unsigned *shared)
 {
 #define CLUSTER_ROW(name, kargs, c, n, p, lo) {AOT_K_##name, c, p, AOT_MHC_CL_SHARED(c, n, p, lo)},
     static const struct { aot_kernel_id id; int32_t hidden; bool post; unsigned shared; } variants[] = {
-        AOT_MHC_PIPELINE_VARIANTS(CLUSTER_ROW)};
+        AOT_MHC_CLUSTER_VARIANTS(CLUSTER_ROW)};
 #undef CLUSTER_ROW
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
         if (variants[i].hidden == hidden && variants[i].post == post)
@@ -298,6 +298,27 @@ static aiter_aot_status check_workspace(const char *op, const void *workspace, s
     return AITER_AOT_STATUS_OK;
 }
 
+/* ---- decode (at most AOT_MHC_DEC_TOKENS tokens) ---- */
+
+/* Launches decode kernel `id` on k (mhc_decode*: the projection on every multiprocessor, into
+ * the workspace's partials, hidden / AOT_MHC_DEC_POSITIONS splits; the pre kernel follows it),
+ * or returns UNSUPPORTED where it does not serve: more tokens, a hidden size past
+ * AOT_MHC_DEC_MAX_HIDDEN, fn not 8-byte aligned (read in pairs), a device without the kernel
+ * (sm_90a has it). The callers leave out the norm, broadcast and x. */
+static aiter_aot_status decode_launch(aot_kernel_id id, aot_mhc_decode_kargs *k, void *workspace, int32_t *splits,
+                                      void *stream, aot_diag *d)
+{
+    if (k->tokens > AOT_MHC_DEC_TOKENS || k->hidden > AOT_MHC_DEC_MAX_HIDDEN || aot_misaligned(k->fn, 8))
+        return AITER_AOT_STATUS_UNSUPPORTED;
+    aot_op_kernel kern;
+    const aiter_aot_status found = aot_op_find(aot_kernel_name(id), sizeof *k, &kern, d);
+    if (found == AITER_AOT_STATUS_NO_CODE_OBJECT) return AITER_AOT_STATUS_UNSUPPORTED;
+    AOT_FORWARD(found);
+    *splits = k->hidden / AOT_MHC_DEC_POSITIONS;
+    workspace_parts(workspace, *splits, k->tokens, &k->mix, &k->sqrsum);
+    return aot_op_run(&kern, k, (unsigned)*splits, AOT_MHC_BLOCK, 0, 0, stream, d);
+}
+
 /* The two steps of pre_full with `splits` projection splits, laid out in its workspace; returns
  * where fn's bf16 terms go. */
 static uint16_t *pre_full_parts(const aiter_aot_mhc_pre_full_args *a, int32_t splits,
@@ -329,6 +350,15 @@ static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void 
     AOT_FORWARD(pre_check(&p, d));
     int mps;
     AOT_FORWARD(aot_op_multiprocessors(&mps, d));
+    if (!a->norm_weight && !a->broadcast) {
+        aot_mhc_decode_kargs k = {.residual = a->residual, .fn = a->fn, .tokens = a->tokens, .hidden = a->hidden};
+        int32_t splits;
+        const aiter_aot_status dec = decode_launch(AOT_K_mhc_decode, &k, a->workspace, &splits, stream, d);
+        if (dec != AITER_AOT_STATUS_UNSUPPORTED) {
+            pre_full_parts(a, splits, &g, &p);
+            return dec == AITER_AOT_STATUS_OK ? pre_run(&p, AOT_LAUNCH_FOLLOWS, stream, d) : dec;
+        }
+    }
     uint16_t *fn_terms = pre_full_parts(a, pick_splits(a->tokens, a->hidden, mps), &g, &p);
     one_pass o;
     const aiter_aot_status one = a->norm_weight || a->broadcast ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, false, a->fn, &o, d);
@@ -494,6 +524,18 @@ static aiter_aot_status delayed_run(const delayed_pre *p, const float *mix, cons
                          AOT_LAUNCH_FOLLOWS, stream, d);
 }
 
+/* At decode sizes: the decode kernel, which also makes layer_input (post: and the new residual
+ * and aux), then the pre kernel for the coefficients alone; UNSUPPORTED where the decode kernel
+ * does not serve (decode_launch). */
+static aiter_aot_status delayed_decode(aot_kernel_id id, aot_mhc_decode_kargs *k, void *workspace, delayed_pre p,
+                                       void *stream, aot_diag *d)
+{
+    int32_t splits;
+    AOT_FORWARD(decode_launch(id, k, workspace, &splits, stream, d));
+    p.layer_input = NULL, p.aux = NULL; /* the pre kernel leaves out the collapse */
+    return delayed_run(&p, k->mix, k->sqrsum, splits, AOT_MHC_N, stream, d);
+}
+
 /* The one pass's arguments for the delayed pre (no norm, no aux). */
 static aot_mhc_cluster_kargs delayed_cluster_args(const delayed_pre *p)
 {
@@ -526,6 +568,12 @@ static aiter_aot_status pre_delayed_check(const aiter_aot_mhc_pre_delayed_args *
 /* The projection of x (one stream when x_width is hidden) or of the residual, then pre. */
 static aiter_aot_status pre_delayed_run(const aiter_aot_mhc_pre_delayed_args *a, void *stream, aot_diag *d)
 {
+    if (!a->x && !a->norm_weight) {
+        aot_mhc_decode_kargs k = {.residual = a->residual, .fn = a->fn, .layer_input = a->layer_input,
+                                  .pre_in = a->pre_mix, .tokens = a->tokens, .hidden = a->hidden};
+        const aiter_aot_status dec = delayed_decode(AOT_K_mhc_decode_delayed, &k, a->workspace, pre_delayed_parts(a), stream, d);
+        if (dec != AITER_AOT_STATUS_UNSUPPORTED) return dec;
+    }
     one_pass o;
     const aiter_aot_status found = a->x || a->norm_weight ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, false, a->fn, &o, d);
     if (found == AITER_AOT_STATUS_OK) {
@@ -585,6 +633,14 @@ static aiter_aot_status fused_delayed_check(const aiter_aot_mhc_fused_post_pre_d
 static aiter_aot_status fused_delayed_run(const aiter_aot_mhc_fused_post_pre_delayed_args *a, void *stream,
                                           aot_diag *d)
 {
+    if (!a->norm_weight) {
+        aot_mhc_decode_kargs k = {.residual = a->residual, .fn = a->fn, .layer_input = a->layer_input,
+                                  .pre_in = a->pre_mix, .x = a->x, .post_in = a->post_in, .comb_in = a->comb_in,
+                                  .residual_out = a->residual_out, .aux = a->aux, .tokens = a->tokens,
+                                  .hidden = a->hidden};
+        const aiter_aot_status dec = delayed_decode(AOT_K_mhc_decode_post_delayed, &k, a->workspace, fused_delayed_parts(a), stream, d);
+        if (dec != AITER_AOT_STATUS_UNSUPPORTED) return dec;
+    }
     one_pass o;
     const delayed_pre p = fused_delayed_parts(a);
     aot_mhc_cluster_kargs c = delayed_cluster_args(&p);
