@@ -1175,18 +1175,18 @@ AOT_DEV void cl_body(const aot_mhc_cluster_kargs &a)
 
 AOT_MHC_CLUSTER_VARIANTS(MHC_CLUSTER)
 
-/* ---- decode: at most 16 tokens, the projection on every multiprocessor (AOT_PIPELINES) ----
+/* ---- decode: few tokens, the projection on every multiprocessor (AOT_PIPELINES) ----
  * At decode sizes the one-pass kernel's set-up (fn into registers, its barriers, one cluster
- * for the one tile) costs several times the data's time. Here block b owns positions
- * [64 b, 64 b + 64) of all 4 streams and every token: its slice of fn comes straight from
- * memory into registers as B fragments, the residual (or, post, the new residual the block
+ * for the one tile) costs several times the data's time. Here block (b, i) owns positions
+ * [64 b, 64 b + 64) of all 4 streams and the i-th tile of 16 tokens: its slice of fn comes
+ * straight from memory (L2 after the first tile's block) into registers as B fragments, the residual (or, post, the new residual the block
  * makes) into a tile in shared memory, and wave w multiplies stream w % 4 at 32 of the
  * positions, fn as two bf16 terms hi + lo with fp32 sums (the one-pass kernel's precision). The
  * block's sums go to split b of the partials; the pre kernel after it (launched early) adds
  * the splits and makes the coefficients. DELAYED: the block also makes layer_input at its
  * positions from pre_in, so the pre kernel reads only the partials; POST: first the previous
  * sublayer's post-mix, stored to residual_out (its mean to aux). */
-constexpr int DEC_P = AOT_MHC_DEC_POSITIONS, DEC_T = AOT_MHC_DEC_TOKENS;
+constexpr int DEC_P = AOT_MHC_DEC_POSITIONS, DEC_T = AOT_MHC_DEC_TILE;
 /* a token's row of the tile: 4 streams, 8 elements more so that the 8 rows a fragment reads
  * start 4 banks apart (132 words) */
 constexpr int DEC_ROW = 4 * DEC_P + 8, DEC_WAVES = AOT_MHC_BLOCK / 32, DEC_KS = DEC_P / 2 / 16;
@@ -1225,7 +1225,8 @@ AOT_DEV void decode_body(const aot_mhc_decode_kargs &a)
     AOT_SHARED(aot_u32x4, tile_x4, DEC_T * DEC_ROW / 8);
     AOT_SHARED(float, red, DEC_WAVES * DEC_T * 25);
     aot_u16 *const tile = (aot_u16 *)tile_x4;
-    const int tid = aot_thread_x(), lane = aot_lane(), w = tid / 32, j = w % 4, b = aot_block_x();
+    const int tid = aot_thread_x(), lane = aot_lane(), w = tid / 32, j = w % 4;
+    const int splits = a.hidden / DEC_P, b = aot_block_x() % splits, t0 = aot_block_x() / splits * DEC_T;
     const aot_i64 C = a.hidden, K = N_ * C;
     const int hw = w / 4 * (DEC_P / 2); /* the wave's first position, from the block's */
     aot_grid_launch_next(); /* the pre kernel's blocks wait in their aot_grid_wait */
@@ -1238,10 +1239,10 @@ AOT_DEV void decode_body(const aot_mhc_decode_kargs &a)
             for (int p = 0; p < 2; p++)
                 f[n][ks][p] = aot_load_f32x2(a.fn + (n * S::N + S::b_col(lane, 2 * p)) * K + j * C + (aot_i64)b * DEC_P + hw +
                                              ks * S::K + S::b_k(lane, 2 * p));
-    if (tid < DEC_T * DEC_P / 8) { /* token t's positions u .. u + 7 of the block's; rows past the last token zero */
+    if (tid < DEC_T * DEC_P / 8) { /* row t's positions u .. u + 7 of the block's; rows past the last token zero */
         const int t = tid / (DEC_P / 8), u = tid % (DEC_P / 8) * 8;
         aot_u32x4 r[N_] = {};
-        if (t < a.tokens) dec_stage<POST, DELAYED>(a, t, (aot_i64)b * DEC_P + u, r);
+        if (t0 + t < a.tokens) dec_stage<POST, DELAYED>(a, t0 + t, (aot_i64)b * DEC_P + u, r);
 #pragma unroll
         for (int jj = 0; jj < N_; jj++) aot_store_u32x4((aot_u32 *)(tile + t * DEC_ROW + jj * DEC_P + u), r[jj]);
     }
@@ -1282,12 +1283,13 @@ AOT_DEV void decode_body(const aot_mhc_decode_kargs &a)
         for (int i = 0; i < S::C; i++)
             if (S::c_row(lane, i) == n * S::N + S::c_col(lane, i)) rw[S::c_row(lane, i)][AOT_MHC_MIX] = gram[n][i];
     aot_sync_block();
-    for (int e = tid; e < a.tokens * 25; e += AOT_MHC_BLOCK) {
+    const int rows = a.tokens - t0 < DEC_T ? a.tokens - t0 : DEC_T;
+    for (int e = tid; e < rows * 25; e += AOT_MHC_BLOCK) {
         const int t = e / 25, o = e % 25;
         float s = 0.0f;
 #pragma unroll
         for (int ww = 0; ww < DEC_WAVES; ww++) s += red[(ww * DEC_T + t) * 25 + o];
-        const aot_i64 at = (aot_i64)b * a.tokens + t;
+        const aot_i64 at = (aot_i64)b * a.tokens + t0 + t;
         if (o < AOT_MHC_MIX) a.mix[at * AOT_MHC_MIX + o] = s;
         else a.sqrsum[at] = s;
     }

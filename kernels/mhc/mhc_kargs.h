@@ -119,13 +119,15 @@ typedef struct {
     float rms_eps, pre_eps, sinkhorn_eps, post_mult;
 } aot_mhc_cluster_kargs;
 
-/* The decode kernels (mhc_decode*; sm_90a, and the emulator at wave 32): at most
- * AOT_MHC_DEC_TOKENS tokens, hidden up to AOT_MHC_DEC_MAX_HIDDEN. Block b owns hidden positions
- * [b P, b P + P), P = AOT_MHC_DEC_POSITIONS, of all 4 streams, and writes split b of the
- * projection's partials (hidden / P splits, as aot_mhc_gemm_kargs's). delayed: also
+/* The decode kernels (mhc_decode*; sm_90a, and the emulator at wave 32): up to
+ * AOT_MHC_DEC_TOKENS tokens, hidden up to AOT_MHC_DEC_MAX_HIDDEN. Block (b, i), numbered
+ * i S + b, owns hidden positions [b P, b P + P), P = AOT_MHC_DEC_POSITIONS, of all 4 streams
+ * and tile i of AOT_MHC_DEC_TILE tokens, and writes split b of those tokens' projection
+ * partials (S = hidden / P splits, laid out as aot_mhc_gemm_kargs's). delayed: also
  * layer_input at its positions, the collapse with pre_in; post: first the new residual
  * (fused_post_pre_delayed), which it stores, projects and collapses. */
-#define AOT_MHC_DEC_TOKENS 16
+#define AOT_MHC_DEC_TOKENS 64
+#define AOT_MHC_DEC_TILE 16
 #define AOT_MHC_DEC_POSITIONS 64
 #define AOT_MHC_DEC_MAX_HIDDEN 8192
 

@@ -47,7 +47,7 @@
     X(mhc_post_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 5, true, false)                  \
     X(mhc_post_pre_cluster_c5120, aot_mhc_cluster_kargs, 5120, 2, true, true)
 
-/* X(name, kargs, post, delayed): the decode kernel (at most AOT_MHC_DEC_TOKENS tokens), the
+/* X(name, kargs, post, delayed): the decode kernel (up to AOT_MHC_DEC_TOKENS tokens), the
  * projection on every multiprocessor before the pre kernel; delayed: it also makes
  * layer_input from pre_in; post: first the previous sublayer's post-mix */
 #define AOT_MHC_DECODE_VARIANTS(X)                                                              \

@@ -298,13 +298,14 @@ static aiter_aot_status check_workspace(const char *op, const void *workspace, s
     return AITER_AOT_STATUS_OK;
 }
 
-/* ---- decode (at most AOT_MHC_DEC_TOKENS tokens) ---- */
+/* ---- decode (up to AOT_MHC_DEC_TOKENS tokens) ---- */
 
-/* Launches decode kernel `id` on k (mhc_decode*: the projection on every multiprocessor, into
- * the workspace's partials, hidden / AOT_MHC_DEC_POSITIONS splits; the pre kernel follows it),
- * or returns UNSUPPORTED where it does not serve: more tokens, a hidden size past
- * AOT_MHC_DEC_MAX_HIDDEN, fn not 8-byte aligned (read in pairs), a device without the kernel
- * (sm_90a has it). The callers leave out the norm, broadcast and x. */
+/* Launches decode kernel `id` on k (mhc_decode*: the projection on every multiprocessor, a
+ * block per split and tile of tokens, into the workspace's partials, hidden /
+ * AOT_MHC_DEC_POSITIONS splits; the pre kernel follows it), or returns UNSUPPORTED where it does
+ * not serve: more tokens, a hidden size past AOT_MHC_DEC_MAX_HIDDEN, fn not 8-byte aligned (read
+ * in pairs), a device without the kernel (sm_90a has it). The callers leave out the norm,
+ * broadcast and x. */
 static aiter_aot_status decode_launch(aot_kernel_id id, aot_mhc_decode_kargs *k, void *workspace, int32_t *splits,
                                       void *stream, aot_diag *d)
 {
@@ -316,7 +317,8 @@ static aiter_aot_status decode_launch(aot_kernel_id id, aot_mhc_decode_kargs *k,
     AOT_FORWARD(found);
     *splits = k->hidden / AOT_MHC_DEC_POSITIONS;
     workspace_parts(workspace, *splits, k->tokens, &k->mix, &k->sqrsum);
-    return aot_op_run(&kern, k, (unsigned)*splits, AOT_MHC_BLOCK, 0, 0, stream, d);
+    const int32_t tiles = (k->tokens + AOT_MHC_DEC_TILE - 1) / AOT_MHC_DEC_TILE;
+    return aot_op_run(&kern, k, (unsigned)(*splits * tiles), AOT_MHC_BLOCK, 0, 0, stream, d);
 }
 
 /* The two steps of pre_full with `splits` projection splits, laid out in its workspace; returns

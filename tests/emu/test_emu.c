@@ -106,7 +106,9 @@ static int quick_mhc(const mhc_case *c)
  * layer's projection inputs; aux; fused_post_pre_delayed in one kernel (up to 16 tokens) and
  * as post then the projection (17 and more); from 1024 tokens fn's terms made first. The
  * emulator's 4 multiprocessors give 16 splits at one tile: more than the one kernel's chunks
- * at 256 and 512 (capped), and more than the one-stream projection's at 256 (zeros).
+ * at 256 and 512 (capped), and more than the one-stream projection's at 256 (zeros). At wave
+ * 32 (the sm_90a kernel set) up to 64 tokens without norm or x take the decode kernels
+ * instead; wave 64 runs the kernels above.
  * --quick runs the first list (each option, token regime and the uncapped 1024 once: about
  * 23 s a build), the rest adds 25-60 s a build. */
 static void run_mhc_delayed(const harness_mem *m, int quick, harness_tally *t)
@@ -119,12 +121,14 @@ static void run_mhc_delayed(const harness_mem *m, int quick, harness_tally *t)
         {PD, 3, 512, 0, 0, 0, X4 | W}, {PD, 2, 256, 0, 0, 0, XC | NP},
         {FD, 1, 256, 0, 0, 0, NP},    {FD, 4, 1024, 0, 0, 0, W},   {FD, 4, 256, 1, 0, 0, NP | AUX | W},
         {FD, 16, 256, 1, 0, 0, NP | W}, {FD, 17, 256, 1, 0, 0, AUX | W}, {FD, 130, 256, 1, 0, 0, NP | AUX},
-        /* the one pass on clusters at wave 32 (no norm, no x): with the previous pre mix, and
-         * without (stream 0 as it is); fused: the post-mix inside it (4096, aux too; 5120,
-         * fn's lo term in shared memory, wide, so that its rounding shows); fn only 4- or 8-byte
-         * aligned: two passes (it copies fn 16 bytes at a time) */
+        /* the decode kernels at wave 32 (no norm, no x): with the previous pre mix, and without
+         * (stream 0 as it is); fused: the post-mix first (aux too); 9 tokens: the squares of
+         * rows 8-15 (the Gram matrix's second tile); 40 and 33: three tiles of tokens, the last
+         * partial; fn only 4-byte aligned: two passes (the kernel reads fn in pairs) */
         {PD, 3, 4096, 0, 0, 0, W},    {PD, 6, 5120, 0, 0, 0, NP},  {FD, 5, 4096, 0, 0, 0, AUX},
         {FD, 9, 5120, 0, 0, 0, NP | W},   {PD, 4, 4096, 0, 0, 1, 0},   {FD, 3, 4096, 0, 0, 2, AUX},
+        {PD, 40, 1024, 0, 0, 0, W},   {FD, 33, 512, 0, 0, 0, AUX | W},
+        /* the one pass on clusters (wave 32, more than 64 tokens): */
         /* 11 tiles on 2 clusters: cluster 0 takes 6, its ring of 5 wraps, x's buffers swap, and
          * the slots go back a tile late; the last tile partial. 7168: 5 tiles, cluster 0 takes 3
          * and its ring of 2 wraps, the slots going back at once */
@@ -135,12 +139,12 @@ static void run_mhc_delayed(const harness_mem *m, int quick, harness_tally *t)
         /* 128+ tokens at 1024, and fn's terms */
         {PD, 260, 1024, 1, 0, 0, W},  {FD, 200, 1024, 1, 0, 0, AUX}, {PD, 1030, 256, 0, 0, 0, W},
         {FD, 1024, 256, 1, 0, 0, NP | W}, {PD, 200, 4096, 0, 0, 0, 0}, {PD, 250, 5120, 0, 0, 0, NP},
-        {FD, 250, 5120, 0, 0, 0, W},  {FD, 33, 4096, 0, 0, 0, NP},
+        {FD, 250, 5120, 0, 0, 0, W},  {FD, 33, 4096, 0, 0, 0, NP},  {FD, 64, 7168, 0, 0, 0, AUX | W},
         /* rings of 2 wrapping: 7168 without the previous pre mix, and the post variant at 5120
          * with aux; the fused op at 7168 as post and then the one pass, and with aux (three
          * passes) */
-        {PD, 70, 7168, 0, 0, 0, NP | W}, {FD, 70, 5120, 0, 0, 0, AUX | W}, {FD, 2, 7168, 0, 0, 0, W},
-        {FD, 40, 7168, 0, 0, 0, AUX}};
+        {PD, 70, 7168, 0, 0, 0, NP | W}, {FD, 70, 5120, 0, 0, 0, AUX | W}, {FD, 66, 7168, 0, 0, 0, W},
+        {FD, 70, 7168, 0, 0, 0, AUX}};
     for (size_t i = 0; i < COUNT(short_cases); i++) harness_mhc(m, &short_cases[i], seed++, t);
     for (size_t i = 0; i < COUNT(more_cases) && !quick; i++) harness_mhc(m, &more_cases[i], seed++, t);
 }
@@ -168,10 +172,10 @@ static void run_mhc(const harness_mem *m, int quick, harness_tally *t)
         {MHC_HEAD, 3, 512, 0, 0, 0, 0},          {MHC_PRE_FULL, 1030, 256, 1, 0, 0, 0},
         {MHC_PRE_FULL, 1024, 256, 0, 1, 0, 0},   {MHC_FUSED, 17, 256, 0, 0, 3, 0},
         {MHC_FUSED, 260, 256, 0, 0, 2, 0},
-        /* C = 4096, 5120 and 7168 at wave 32: the one pass on clusters (2 emulated at once), one
-         * partial tile; 15 tiles, so cluster 0 takes 8 and its ring of 6 slots wraps (5120: 4
-         * slots); 7168 (fn's lo term in shared memory, 2 slots): 5 tiles, cluster 0 takes 3;
-         * norm keeps two passes */
+        /* C = 4096, 5120 and 7168 at wave 32: 5 and 7 tokens the decode kernel; 15 tiles on the
+         * one pass on clusters (2 emulated at once), so cluster 0 takes 8 and its ring of 6 slots
+         * wraps (5120: 4 slots); 7168 (fn's lo term in shared memory, 2 slots): 5 tiles, cluster 0
+         * takes 3; norm keeps two passes */
         {MHC_PRE_FULL, 5, 4096, 0, 0, 0, W},     {MHC_PRE_FULL, 240, 4096, 0, 0, 0, 0},
         {MHC_PRE_FULL, 3, 4096, 1, 0, 0, 0},     {MHC_PRE_FULL, 7, 5120, 0, 0, 0, W},
         {MHC_PRE_FULL, 240, 5120, 0, 0, 0, 0},   {MHC_PRE_FULL, 70, 7168, 0, 0, 0, W}};
