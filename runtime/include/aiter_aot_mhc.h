@@ -107,13 +107,15 @@ AITER_AOT_API aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *a
  * pre_full: prenorm_gemm with aiter_aot_mhc_splits(), then pre. The partials go to workspace,
  * at least aiter_aot_mhc_workspace_size(tokens, hidden) bytes, 4-byte aligned; from 1024 tokens
  * so do fn's bf16 terms (fn split once per call rather than once per block of tokens).
- * On sm_90a at hidden = 4096, 5120 or 7168 without norm_weight or broadcast, with fn 16-byte
- * aligned, one kernel on thread-block clusters does it all and reads the residual once
- * (workspace then unused; H100, T = 4096: 67.5 us at C = 4096, 81.7 against 146.4 for two
- * passes at 5120; docs/performance.md). Other hidden sizes take two passes. Its projection
- * carries fn as two bf16 terms, 16 bits of mantissa where the others carry all 24, with fp32
- * sums (post and comb came within 1e-6 relative of the fp32 path's in the design's first
- * measurement; the tests hold every path to 1e-4 of an fp64 reference).
+ * On sm_90a without norm_weight or broadcast: up to 64 tokens (hidden up to 8192, fn 8-byte
+ * aligned) a decode kernel makes the projection on every multiprocessor and the pre kernel
+ * follows; beyond, at hidden = 4096, 5120 or 7168 with fn 16-byte aligned, one kernel on
+ * thread-block clusters does it all and reads the residual once (workspace then unused; H100,
+ * T = 4096: 67.5 us at C = 4096, 81.7 against 146.4 for two passes at 5120;
+ * docs/performance.md). Other cases take two passes. The decode and one-pass projections carry
+ * fn as two bf16 terms, 16 bits of mantissa where the others carry all 24, with fp32 sums (post
+ * and comb came within 1e-6 relative of the fp32 path's in the design's first measurement; the
+ * tests hold every path to 1e-4 of an fp64 reference).
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
     size_t size;                 /* sizeof(aiter_aot_mhc_pre_full_args) */
@@ -192,10 +194,11 @@ AITER_AOT_API aiter_aot_status aiter_aot_mhc_fused_post_pre(const aiter_aot_mhc_
  *          (the squares of the bf16 collapse, as the delayed TileLang and AITER kernels take
  *          them; pre's norm squares the fp32 u).
  * Workspace: at least aiter_aot_mhc_workspace_size(tokens, hidden) bytes, 4-byte aligned. Without
- * x and norm_weight, on sm_90a at hidden = 4096, 5120 or 7168 (fn 16-byte aligned), this is
- * pre_full's one-pass kernel, whose collapse needs no projection result (workspace unused); else
- * two passes: the projection as prenorm_gemm (split-K partials in workspace), then one block a
- * token. All bf16 tensors 16-byte aligned. pre_mix is read from device memory and not checked.
+ * x and norm_weight, on sm_90a: up to 64 tokens (hidden up to 8192, fn 8-byte aligned) the decode
+ * kernel makes the projection's partials (in workspace) and layer_input, since the collapse
+ * needs no projection result, and the pre kernel the coefficients; beyond, at hidden = 4096, 5120
+ * or 7168 (fn 16-byte aligned), pre_full's one-pass kernel (workspace unused). Else two passes:
+ * the projection as prenorm_gemm (split-K partials in workspace), then one block a token. All bf16 tensors 16-byte aligned. pre_mix is read from device memory and not checked.
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
     size_t size;                 /* sizeof(aiter_aot_mhc_pre_delayed_args) */
@@ -227,11 +230,13 @@ AITER_AOT_API aiter_aot_status aiter_aot_mhc_pre_delayed(const aiter_aot_mhc_pre
  *   aux[h] = bf16((residual_out[0][h] + ... + residual_out[3][h]) / 4) when aux is given.
  * The projection reads bf16(v) at every token count (AITER's seam does; TileLang's fused
  * kernel projects the fp32 v up to 16 tokens: docs/semantics.md says why this op does not).
- * Without norm_weight, on sm_90a: at hidden = 4096 and 5120 one kernel does it all, the post-mix
- * inside pre_delayed's one pass (H100, T = 4096, C = 4096: 145 us, 78 % of copy bandwidth,
- * against 229 for three passes); at 7168 without aux, post and then that one pass. Else, up to
- * 16 tokens the post-mix and the projection are one kernel, beyond post then the projection;
- * then one block a token. Workspace as pre_delayed's; all bf16 tensors 16-byte aligned; residual_out may not
+ * Without norm_weight, on sm_90a: up to 64 tokens (hidden up to 8192, fn 8-byte aligned) the
+ * decode kernel makes the post-mix, its stores, layer_input and the projection's partials, and
+ * the pre kernel the coefficients; beyond, at hidden = 4096 and 5120 one kernel does it all, the
+ * post-mix inside pre_delayed's one pass (H100, T = 4096, C = 4096: 145 us, 78 % of copy
+ * bandwidth, against 229 for three passes); at 7168 without aux, post and then that one pass.
+ * Else, up to 16 tokens the post-mix and the projection are one kernel, beyond post then the
+ * projection; then one block a token. Workspace as pre_delayed's; all bf16 tensors 16-byte aligned; residual_out may not
  * alias residual.
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
