@@ -1166,7 +1166,7 @@ AOT_DEV void cl_body(const aot_mhc_cluster_kargs &a)
     aot_cluster_sync(); /* no block leaves while another may still store into its shared memory */
 }
 
-#define MHC_CLUSTER(name, kargs, hidden, slots, post, lo)                                              \
+#define MHC_CLUSTER(name, kargs, hidden, slots, post, lo, from)                                        \
     AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_MHC_CL_THREADS, 1) void name(AOT_GRID_CONSTANT kargs a)       \
     {                                                                                                  \
         cl_body<cl_geom<hidden, slots, post, lo>>(a);                                                  \

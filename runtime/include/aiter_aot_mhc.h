@@ -109,10 +109,12 @@ AITER_AOT_API aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *a
  * so do fn's bf16 terms (fn split once per call rather than once per block of tokens).
  * On sm_90a without norm_weight or broadcast: up to 64 tokens (hidden up to 8192, fn 8-byte
  * aligned) a decode kernel makes the projection on every multiprocessor and the pre kernel
- * follows; beyond, at hidden = 4096, 5120 or 7168 with fn 16-byte aligned, one kernel on
- * thread-block clusters does it all and reads the residual once (workspace then unused; H100,
- * T = 4096: 67.5 us at C = 4096, 81.7 against 146.4 for two passes at 5120;
- * docs/performance.md). Other cases take two passes. The decode and one-pass projections carry
+ * follows (H100, one token: 7.7 us against 9.6 before it); beyond, at hidden = 4096, 5120 or
+ * 7168 with fn 16-byte aligned, one kernel on thread-block clusters does it all and reads the
+ * residual once (workspace then unused; H100, T = 4096: 67.5 us at C = 4096, 81.7 against 146.4
+ * for two passes at 5120, 135.9 against 198.5 at 7168; docs/performance.md). At 7168 that
+ * kernel serves from 3 tiles of 16 tokens a cluster (about 400 tokens on an H100; two passes
+ * were faster below). Other cases take two passes. The decode and one-pass projections carry
  * fn as two bf16 terms, 16 bits of mantissa where the others carry all 24, with fp32 sums (post
  * and comb came within 1e-6 relative of the fp32 path's in the design's first measurement; the
  * tests hold every path to 1e-4 of an fp64 reference).
@@ -197,7 +199,8 @@ AITER_AOT_API aiter_aot_status aiter_aot_mhc_fused_post_pre(const aiter_aot_mhc_
  * x and norm_weight, on sm_90a: up to 64 tokens (hidden up to 8192, fn 8-byte aligned) the decode
  * kernel makes the projection's partials (in workspace) and layer_input, since the collapse
  * needs no projection result, and the pre kernel the coefficients; beyond, at hidden = 4096, 5120
- * or 7168 (fn 16-byte aligned), pre_full's one-pass kernel (workspace unused). Else two passes:
+ * or 7168 (fn 16-byte aligned; 7168 as pre_full's), pre_full's one-pass kernel (workspace
+ * unused). Else two passes:
  * the projection as prenorm_gemm (split-K partials in workspace), then one block a token. All bf16 tensors 16-byte aligned. pre_mix is read from device memory and not checked.
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
@@ -232,9 +235,11 @@ AITER_AOT_API aiter_aot_status aiter_aot_mhc_pre_delayed(const aiter_aot_mhc_pre
  * kernel projects the fp32 v up to 16 tokens: docs/semantics.md says why this op does not).
  * Without norm_weight, on sm_90a: up to 64 tokens (hidden up to 8192, fn 8-byte aligned) the
  * decode kernel makes the post-mix, its stores, layer_input and the projection's partials, and
- * the pre kernel the coefficients; beyond, at hidden = 4096 and 5120 one kernel does it all, the
- * post-mix inside pre_delayed's one pass (H100, T = 4096, C = 4096: 145 us, 78 % of copy
- * bandwidth, against 229 for three passes); at 7168 without aux, post and then that one pass.
+ * the pre kernel the coefficients; beyond, at hidden = 4096 (and at 5120 from 27 tiles of 16
+ * tokens a cluster, about 3500 tokens on an H100) one kernel does it all, the post-mix inside
+ * pre_delayed's one pass (H100, T = 4096, C = 4096: 145 us, 78 % of copy bandwidth, against 229
+ * for three passes); otherwise, without aux, post and then pre_delayed's one pass where it
+ * serves.
  * Else, up to 16 tokens the post-mix and the projection are one kernel, beyond post then the
  * projection; then one block a token. Workspace as pre_delayed's; all bf16 tensors 16-byte aligned; residual_out may not
  * alias residual.

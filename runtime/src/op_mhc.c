@@ -216,22 +216,24 @@ aiter_aot_status aiter_aot_mhc_pre(const aiter_aot_mhc_pre_args *args, void *str
 #define TERMS_MIN_TOKENS 1024
 
 /* The one-pass kernel for a hidden size, with or without the post-mix first
- * (AOT_MHC_CLUSTER_VARIANTS), or NULL: its name and the bytes of shared memory it takes. */
-static const char *cluster_kernel(int32_t hidden, bool post, unsigned *shared)
+ * (AOT_MHC_CLUSTER_VARIANTS), or NULL: its name, the bytes of shared memory it takes and the
+ * fewest tiles a cluster it serves. */
+static const char *cluster_kernel(int32_t hidden, bool post, unsigned *shared, int *from)
 {
-#define CLUSTER_ROW(name, kargs, c, n, p, lo) {AOT_K_##name, c, p, AOT_MHC_CL_SHARED(c, n, p, lo)},
-    static const struct { aot_kernel_id id; int32_t hidden; bool post; unsigned shared; } variants[] = {
+#define CLUSTER_ROW(name, kargs, c, n, p, lo, f) {AOT_K_##name, c, p, f, AOT_MHC_CL_SHARED(c, n, p, lo)},
+    static const struct { aot_kernel_id id; int32_t hidden; bool post; int from; unsigned shared; } variants[] = {
         AOT_MHC_CLUSTER_VARIANTS(CLUSTER_ROW)};
 #undef CLUSTER_ROW
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
         if (variants[i].hidden == hidden && variants[i].post == post)
-            return *shared = variants[i].shared, aot_kernel_name(variants[i].id);
+            return *shared = variants[i].shared, *from = variants[i].from, aot_kernel_name(variants[i].id);
     return NULL;
 }
 
 /* The one-pass kernel (mhc_pre_cluster_c*) as found for a call: serves a hidden size with a
- * variant, fn 16-byte aligned, on a device whose code objects have the kernel (sm_90a) and
- * whose vendor launches clusters; the callers leave out the norm, broadcast, x and aux. */
+ * variant, fn 16-byte aligned, enough tokens for the variant's tiles a cluster, on a device
+ * whose code objects have the kernel (sm_90a) and whose vendor launches clusters; the callers
+ * leave out the norm, broadcast, x and aux. */
 typedef struct {
     aot_op_kernel k;
     unsigned shared;
@@ -240,16 +242,19 @@ typedef struct {
 
 /* @return OK with o filled, UNSUPPORTED where the one pass does not serve (the op then takes two
  * passes), or an error. */
-static aiter_aot_status one_pass_find(int32_t hidden, bool post, const float *fn, one_pass *o, aot_diag *d)
+static aiter_aot_status one_pass_find(int32_t hidden, bool post, int32_t tokens, const float *fn, one_pass *o,
+                                      aot_diag *d)
 {
-    const char *name = cluster_kernel(hidden, post, &o->shared);
+    int from;
+    const char *name = cluster_kernel(hidden, post, &o->shared, &from);
     if (name == NULL || aot_misaligned(fn, 16)) return AITER_AOT_STATUS_UNSUPPORTED; /* fn is copied 16 bytes at a time */
     const aiter_aot_status found = aot_op_find(name, sizeof(aot_mhc_cluster_kargs), &o->k, d);
     if (found == AITER_AOT_STATUS_NO_CODE_OBJECT || (found == AITER_AOT_STATUS_OK && o->k.gpu->tile_map == NULL))
         return AITER_AOT_STATUS_UNSUPPORTED;
     AOT_FORWARD(found);
     AOT_FORWARD(o->k.gpu->clusters_that_fit(o->k.fn->fn, AOT_MHC_CL_THREADS, o->shared, AOT_MHC_CL_BLOCKS, &o->clusters, d));
-    return o->clusters < 1 ? AITER_AOT_STATUS_UNSUPPORTED : AITER_AOT_STATUS_OK;
+    const int64_t tiles = ((int64_t)tokens + AOT_MHC_CL_TOKENS - 1) / AOT_MHC_CL_TOKENS;
+    return o->clusters < 1 || tiles < (int64_t)from * o->clusters ? AITER_AOT_STATUS_UNSUPPORTED : AITER_AOT_STATUS_OK;
 }
 
 /* Launches it on residual, c holding every other argument. */
@@ -363,7 +368,7 @@ static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void 
     }
     uint16_t *fn_terms = pre_full_parts(a, pick_splits(a->tokens, a->hidden, mps), &g, &p);
     one_pass o;
-    const aiter_aot_status one = a->norm_weight || a->broadcast ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, false, a->fn, &o, d);
+    const aiter_aot_status one = a->norm_weight || a->broadcast ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, false, a->tokens, a->fn, &o, d);
     if (one == AITER_AOT_STATUS_OK) {
         aot_mhc_cluster_kargs c = cluster_args(a->fn, a->scale, a->base, a->post, a->comb, a->layer_input, a->tokens,
                                                &a->params);
@@ -577,7 +582,7 @@ static aiter_aot_status pre_delayed_run(const aiter_aot_mhc_pre_delayed_args *a,
         if (dec != AITER_AOT_STATUS_UNSUPPORTED) return dec;
     }
     one_pass o;
-    const aiter_aot_status found = a->x || a->norm_weight ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, false, a->fn, &o, d);
+    const aiter_aot_status found = a->x || a->norm_weight ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, false, a->tokens, a->fn, &o, d);
     if (found == AITER_AOT_STATUS_OK) {
         const delayed_pre p = pre_delayed_parts(a);
         aot_mhc_cluster_kargs c = delayed_cluster_args(&p);
@@ -646,12 +651,12 @@ static aiter_aot_status fused_delayed_run(const aiter_aot_mhc_fused_post_pre_del
     one_pass o;
     const delayed_pre p = fused_delayed_parts(a);
     aot_mhc_cluster_kargs c = delayed_cluster_args(&p);
-    aiter_aot_status found = a->norm_weight ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, true, a->fn, &o, d);
+    aiter_aot_status found = a->norm_weight ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, true, a->tokens, a->fn, &o, d);
     if (found == AITER_AOT_STATUS_OK) { /* the post-mix, its stores and the delayed pre in one pass */
         c.x = a->x, c.post_in = a->post_in, c.comb_in = a->comb_in, c.residual_out = a->residual_out, c.aux = a->aux;
         return one_pass_launch(&o, a->residual, a->hidden, &c, stream, d);
     }
-    if (found == AITER_AOT_STATUS_UNSUPPORTED && !a->norm_weight && !a->aux) found = one_pass_find(a->hidden, false, a->fn, &o, d);
+    if (found == AITER_AOT_STATUS_UNSUPPORTED && !a->norm_weight && !a->aux) found = one_pass_find(a->hidden, false, a->tokens, a->fn, &o, d);
     if (found == AITER_AOT_STATUS_OK) { /* post, then the one pass over what it stored */
         aot_mhc_post_kargs k = {.comb = a->comb_in, .post = a->post_in, .residual = a->residual, .x = a->x,
                                 .out = a->residual_out, .tokens = a->tokens, .hidden = a->hidden};

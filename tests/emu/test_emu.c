@@ -130,9 +130,9 @@ static void run_mhc_delayed(const harness_mem *m, int quick, harness_tally *t)
         {PD, 40, 1024, 0, 0, 0, W},   {FD, 33, 512, 0, 0, 0, AUX | W},
         /* the one pass on clusters (wave 32, more than 64 tokens): */
         /* 11 tiles on 2 clusters: cluster 0 takes 6, its ring of 5 wraps, x's buffers swap, and
-         * the slots go back a tile late; the last tile partial. 7168: 5 tiles, cluster 0 takes 3
-         * and its ring of 2 wraps, the slots going back at once */
-        {FD, 170, 4096, 0, 0, 0, AUX}, {PD, 70, 7168, 0, 0, 0, W}};
+         * the slots go back a tile late; the last tile partial. 7168 (from 3 tiles a cluster): 7
+         * tiles, cluster 0 takes 4 and its ring of 2 wraps, the slots going back at once */
+        {FD, 170, 4096, 0, 0, 0, AUX}, {PD, 100, 7168, 0, 0, 0, W}};
     const mhc_case more_cases[] = {
         {PD, 4, 256, 0, 0, 0, NP},    {PD, 16, 1024, 0, 0, 0, W},  {PD, 128, 256, 1, 0, 0, W},
         {FD, 1, 512, 1, 0, 0, AUX | W}, {FD, 16, 512, 0, 0, 0, AUX}, {FD, 128, 512, 0, 0, 0, W},
@@ -141,10 +141,11 @@ static void run_mhc_delayed(const harness_mem *m, int quick, harness_tally *t)
         {FD, 1024, 256, 1, 0, 0, NP | W}, {PD, 200, 4096, 0, 0, 0, 0}, {PD, 250, 5120, 0, 0, 0, NP},
         {FD, 250, 5120, 0, 0, 0, W},  {FD, 33, 4096, 0, 0, 0, NP},  {FD, 64, 7168, 0, 0, 0, AUX | W},
         /* rings of 2 wrapping: 7168 without the previous pre mix, and the post variant at 5120
-         * with aux; the fused op at 7168 as post and then the one pass, and with aux (three
-         * passes) */
-        {PD, 70, 7168, 0, 0, 0, NP | W}, {FD, 70, 5120, 0, 0, 0, AUX | W}, {FD, 66, 7168, 0, 0, 0, W},
-        {FD, 70, 7168, 0, 0, 0, AUX}};
+         * with aux (from 27 tiles a cluster: 55 tiles, cluster 0 takes 28); the fused op at 7168
+         * as post and then the one pass, and with aux (three passes); the fused op at 5120 with
+         * aux below the post variant's tiles (three passes) */
+        {PD, 100, 7168, 0, 0, 0, NP | W}, {FD, 870, 5120, 0, 0, 0, AUX | W}, {FD, 98, 7168, 0, 0, 0, W},
+        {FD, 70, 7168, 0, 0, 0, AUX}, {FD, 300, 5120, 0, 0, 0, AUX}};
     for (size_t i = 0; i < COUNT(short_cases); i++) harness_mhc(m, &short_cases[i], seed++, t);
     for (size_t i = 0; i < COUNT(more_cases) && !quick; i++) harness_mhc(m, &more_cases[i], seed++, t);
 }
@@ -174,11 +175,13 @@ static void run_mhc(const harness_mem *m, int quick, harness_tally *t)
         {MHC_FUSED, 260, 256, 0, 0, 2, 0},
         /* C = 4096, 5120 and 7168 at wave 32: 5 and 7 tokens the decode kernel; 15 tiles on the
          * one pass on clusters (2 emulated at once), so cluster 0 takes 8 and its ring of 6 slots
-         * wraps (5120: 4 slots); 7168 (fn's lo term in shared memory, 2 slots): 5 tiles, cluster 0
-         * takes 3; norm keeps two passes */
+         * wraps (5120: 4 slots); 7168 (fn's lo term in shared memory, 2 slots, from 3 tiles a
+         * cluster): 7 tiles, cluster 0 takes 4, and 70 tokens (5 tiles) two passes; norm keeps
+         * two passes */
         {MHC_PRE_FULL, 5, 4096, 0, 0, 0, W},     {MHC_PRE_FULL, 240, 4096, 0, 0, 0, 0},
         {MHC_PRE_FULL, 3, 4096, 1, 0, 0, 0},     {MHC_PRE_FULL, 7, 5120, 0, 0, 0, W},
-        {MHC_PRE_FULL, 240, 5120, 0, 0, 0, 0},   {MHC_PRE_FULL, 70, 7168, 0, 0, 0, W}};
+        {MHC_PRE_FULL, 240, 5120, 0, 0, 0, 0},   {MHC_PRE_FULL, 100, 7168, 0, 0, 0, W},
+        {MHC_PRE_FULL, 70, 7168, 0, 0, 0, 0}};
     for (size_t i = 0; i < COUNT(mhc); i++)
         if (!quick || quick_mhc(&mhc[i])) harness_mhc(m, &mhc[i], seed++, t);
     run_mhc_delayed(m, quick, t);
