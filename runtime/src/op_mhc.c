@@ -368,7 +368,9 @@ static aiter_aot_status pre_full_run(const aiter_aot_mhc_pre_full_args *a, void 
     }
     uint16_t *fn_terms = pre_full_parts(a, pick_splits(a->tokens, a->hidden, mps), &g, &p);
     one_pass o;
-    const aiter_aot_status one = a->norm_weight || a->broadcast ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, false, a->tokens, a->fn, &o, d);
+    const aiter_aot_status one = a->norm_weight || a->broadcast
+                                     ? AITER_AOT_STATUS_UNSUPPORTED
+                                     : one_pass_find(a->hidden, false, a->tokens, a->fn, &o, d);
     if (one == AITER_AOT_STATUS_OK) {
         aot_mhc_cluster_kargs c = cluster_args(a->fn, a->scale, a->base, a->post, a->comb, a->layer_input, a->tokens,
                                                &a->params);
@@ -582,7 +584,9 @@ static aiter_aot_status pre_delayed_run(const aiter_aot_mhc_pre_delayed_args *a,
         if (dec != AITER_AOT_STATUS_UNSUPPORTED) return dec;
     }
     one_pass o;
-    const aiter_aot_status found = a->x || a->norm_weight ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, false, a->tokens, a->fn, &o, d);
+    const aiter_aot_status found = a->x || a->norm_weight
+                                       ? AITER_AOT_STATUS_UNSUPPORTED
+                                       : one_pass_find(a->hidden, false, a->tokens, a->fn, &o, d);
     if (found == AITER_AOT_STATUS_OK) {
         const delayed_pre p = pre_delayed_parts(a);
         aot_mhc_cluster_kargs c = delayed_cluster_args(&p);
@@ -651,12 +655,14 @@ static aiter_aot_status fused_delayed_run(const aiter_aot_mhc_fused_post_pre_del
     one_pass o;
     const delayed_pre p = fused_delayed_parts(a);
     aot_mhc_cluster_kargs c = delayed_cluster_args(&p);
-    aiter_aot_status found = a->norm_weight ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, true, a->tokens, a->fn, &o, d);
+    aiter_aot_status found =
+        a->norm_weight ? AITER_AOT_STATUS_UNSUPPORTED : one_pass_find(a->hidden, true, a->tokens, a->fn, &o, d);
     if (found == AITER_AOT_STATUS_OK) { /* the post-mix, its stores and the delayed pre in one pass */
         c.x = a->x, c.post_in = a->post_in, c.comb_in = a->comb_in, c.residual_out = a->residual_out, c.aux = a->aux;
         return one_pass_launch(&o, a->residual, a->hidden, &c, stream, d);
     }
-    if (found == AITER_AOT_STATUS_UNSUPPORTED && !a->norm_weight && !a->aux) found = one_pass_find(a->hidden, false, a->tokens, a->fn, &o, d);
+    if (found == AITER_AOT_STATUS_UNSUPPORTED && !a->norm_weight && !a->aux)
+        found = one_pass_find(a->hidden, false, a->tokens, a->fn, &o, d);
     if (found == AITER_AOT_STATUS_OK) { /* post, then the one pass over what it stored */
         aot_mhc_post_kargs k = {.comb = a->comb_in, .post = a->post_in, .residual = a->residual, .x = a->x,
                                 .out = a->residual_out, .tokens = a->tokens, .hidden = a->hidden};
