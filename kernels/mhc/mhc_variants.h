@@ -33,15 +33,16 @@
     X(mhc_post, aot_mhc_post_kargs)                                                             \
     X(mhc_head, aot_mhc_head_kargs)
 
-/* X(name, kargs, hidden, slots, post, lo, from): the one-pass pre on clusters at one hidden size, with
- * `slots` tiles in its ring (as many as fit in 227 KiB of shared memory); post: the previous
- * sublayer's post-mix first (fused_post_pre_delayed); lo: fn's low bf16 term in shared memory
- * instead of registers (the product waves' registers hold 12 (C / 512) words of fn with both
- * terms: 168 at C = 7168, too many; at 5120 with post the mix waves got 72 registers beside
+/* X(name, kargs, hidden, slots, post, lo, from): the one-pass pre on clusters at one hidden
+ * size, with `slots` tiles in its ring (as many as fit in 227 KiB of shared memory); post: the
+ * previous sublayer's post-mix first (fused_post_pre_delayed); lo: fn's low bf16 term in shared
+ * memory instead of registers (the product waves' registers hold 12 (C / 512) words of fn with
+ * both terms: 168 at C = 7168, too many; at 5120 with post the mix waves got 72 registers beside
  * the product waves' 184 and spilled, 275 us on the H100 at T = 4096). None with post at 7168:
- * x's buffers do not fit beside the ring. from: the fewest tokens it serves; below, the lo
- * variants' longer set-up (fn's slice through the ring in rounds) and tiles too few for the
- * clusters make two passes (post, then the one pass, for the post variant) faster (H100). */
+ * x's buffers do not fit beside the ring. from: the fewest tiles of AOT_MHC_CL_TOKENS tokens a
+ * cluster (of those that fit at once) it serves; with fewer, the lo variants' longer set-up
+ * (fn's slice through the ring in rounds) made two passes (post, then the one pass, for the
+ * post variant) faster on the H100. */
 #define AOT_MHC_CLUSTER_VARIANTS(X)                                                             \
     X(mhc_pre_cluster_c4096, aot_mhc_cluster_kargs, 4096, 6, false, false, 0)                   \
     X(mhc_pre_cluster_c5120, aot_mhc_cluster_kargs, 5120, 4, false, false, 0)                   \

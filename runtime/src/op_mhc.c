@@ -230,6 +230,9 @@ static const char *cluster_kernel(int32_t hidden, bool post, unsigned *shared, i
     return NULL;
 }
 
+/* Tiles of AOT_MHC_CL_TOKENS tokens the one-pass kernel takes for `tokens`. */
+static int32_t cluster_tiles(int32_t tokens) { return (int32_t)(((int64_t)tokens + AOT_MHC_CL_TOKENS - 1) / AOT_MHC_CL_TOKENS); }
+
 /* The one-pass kernel (mhc_pre_cluster_c*) as found for a call: serves a hidden size with a
  * variant, fn 16-byte aligned, enough tokens for the variant's tiles a cluster, on a device
  * whose code objects have the kernel (sm_90a) and whose vendor launches clusters; the callers
@@ -253,8 +256,8 @@ static aiter_aot_status one_pass_find(int32_t hidden, bool post, int32_t tokens,
         return AITER_AOT_STATUS_UNSUPPORTED;
     AOT_FORWARD(found);
     AOT_FORWARD(o->k.gpu->clusters_that_fit(o->k.fn->fn, AOT_MHC_CL_THREADS, o->shared, AOT_MHC_CL_BLOCKS, &o->clusters, d));
-    const int64_t tiles = ((int64_t)tokens + AOT_MHC_CL_TOKENS - 1) / AOT_MHC_CL_TOKENS;
-    return o->clusters < 1 || tiles < (int64_t)from * o->clusters ? AITER_AOT_STATUS_UNSUPPORTED : AITER_AOT_STATUS_OK;
+    return o->clusters < 1 || cluster_tiles(tokens) < (int64_t)from * o->clusters ? AITER_AOT_STATUS_UNSUPPORTED
+                                                                                  : AITER_AOT_STATUS_OK;
 }
 
 /* Launches it on residual, c holding every other argument. */
@@ -264,7 +267,7 @@ static aiter_aot_status one_pass_launch(one_pass *o, const void *residual, int32
     const uint64_t C = (uint64_t)hidden, dims[3] = {C, (uint64_t)c->tokens, AOT_MHC_N}, strides[2] = {AOT_MHC_N * C * 2, C * 2};
     const uint32_t box[3] = {64, AOT_MHC_CL_TOKENS, AOT_MHC_N};
     AOT_FORWARD(o->k.gpu->tile_map(&c->residual, residual, dims, strides, box, d));
-    const int tiles = (c->tokens + AOT_MHC_CL_TOKENS - 1) / AOT_MHC_CL_TOKENS;
+    const int tiles = cluster_tiles(c->tokens);
     const int clusters = o->clusters < tiles ? o->clusters : tiles;
     return aot_op_run_cluster(&o->k, c, (unsigned)(clusters * AOT_MHC_CL_BLOCKS), AOT_MHC_CL_THREADS, o->shared,
                               AOT_MHC_CL_BLOCKS, stream, d);
