@@ -648,17 +648,18 @@ AOT_DEV void fmha_body(const aot_fmha_kargs &a)
 AOT_FMHA_VARIANTS(FMHA_VARIANT)
 
 /* ---- the warp-specialized path (AOT_PIPELINES: sm_90a, and the emulator at wave 32) ----
- * Persistent blocks (as many as the GPU holds at once) take tiles of AOT_FMHA_WS_ROWS = 128
- * query rows of one sequence and head in turn, in three warp groups:
+ * Persistent blocks (as many as the GPU holds at once) take tiles of AOT_FMHA_WS_ROWS(NG) =
+ * 64 NG query rows of one sequence and head in turn, in 1 + NG warp groups (NG, `groups` in the
+ * variant list, is 2 or 3):
  *   group 0, one warp    the producer (one lane issues): tensor copies of each tile's Q, then of
  *                        K and V of each key step into stage it % STAGES of a ring, `it`
  *                        running on from tile to tile                 -> q_full, k_full, v_full
- *   groups 1 and 2       64 rows each: S = Q K^T of the step from Q's and K's tiles, K's stage
+ *   groups 1 to NG       64 rows each: S = Q K^T of the step from Q's and K's tiles, K's stage
  *                        released, the online softmax in registers, O += P V from V's tile,
  *                        V's stage released (Q's before the tile's last P V) -> k_empty,
  *                        v_empty, q_empty
  * so the copies of the next steps, and of the next tile, run under this step's products and
- * softmax and this tile's stores, and each group's softmax runs under the other's products
+ * softmax and this tile's stores, and each group's softmax runs under the others' products
  * (turn_begin). The register path's qk_finish, softmax_exp and pack_p do the arithmetic.
  * Registers move from the producer's group to the others (aot_regs_lower / raise). Keys of a
  * sequence's last step past its end are the next sequence's (a tensor copy has no per-sequence
@@ -668,13 +669,16 @@ AOT_FMHA_VARIANTS(FMHA_VARIANT)
  * then sequences, so the blocks at work at once share K and V in L2. */
 #if defined(AOT_PIPELINES)
 constexpr int WS_ST = AOT_FMHA_WS_STAGES, WS_GROUP = 4 * AOT_WAVE;
+/* A consumer's registers once the producer's group has given up all but 24 of its own: the
+ * multiprocessor's 64K shared by the groups, in the multiples of 8 setmaxnreg takes, at most 240 */
+#define WS_CONSUMER_REGS(ng) ((512 - 24) / (ng) / 8 * 8 > 240 ? 240 : (512 - 24) / (ng) / 8 * 8)
 
-template <int D, int DV, int KEYS>
+template <int D, int DV, int KEYS, int NG>
 struct ws_tiles { /* swizzled tiles (aot_swz), each 1024-byte aligned */
-    aot_u16 q[2][64 * D];
     aot_u16 k[WS_ST][KEYS * D];
     aot_u16 v[WS_ST][KEYS * DV];
-    aot_mbar q_full[2], q_empty[2], k_full[WS_ST], k_empty[WS_ST], v_full[WS_ST], v_empty[WS_ST], v_land[WS_ST];
+    aot_u16 q[NG][64 * D];
+    aot_mbar q_full[NG], q_empty[NG], k_full[WS_ST], k_empty[WS_ST], v_full[WS_ST], v_empty[WS_ST], v_land[WS_ST];
 };
 
 /* A block's work comes in units a grid apart. A unit is one query tile, or with a.pairs (the
@@ -685,22 +689,22 @@ struct ws_tiles { /* swizzled tiles (aot_swz), each 1024-byte aligned */
 AOT_DEV int ws_units(const aot_fmha_kargs &a) { return AOT_FMHA_WS_UNITS_PER_HEAD(a.q_tiles, a.pairs) * a.hq * a.batch; }
 
 /* Tile e (0 or 1) of unit u: its sequence, head and first row; false when there is none. */
-AOT_DEV bool ws_tile_of(const aot_fmha_kargs &a, int u, int e, fmha_block &k)
+AOT_DEV bool ws_tile_of(const aot_fmha_kargs &a, int rows, int u, int e, fmha_block &k)
 {
     if (e && !a.pairs) return false;
     const int per = AOT_FMHA_WS_UNITS_PER_HEAD(a.q_tiles, a.pairs), j = u % per, h = u / per % a.hq, b = u / per / a.hq;
     k.s = seq_of(a, b, h);
-    const int n = k.s.sq / AOT_FMHA_WS_ROWS + (k.s.sq % AOT_FMHA_WS_ROWS != 0), last = n - 1 - j;
+    const int n = k.s.sq / rows + (k.s.sq % rows != 0), last = n - 1 - j;
     const int tile = e == 0 && a.pairs ? last : j;
-    k.lane = aot_lane(), k.rb = tile * AOT_FMHA_WS_ROWS;
+    k.lane = aot_lane(), k.rb = tile * rows;
     return e == 0 ? (a.pairs ? j <= last : j < n) : j < last;
 }
 
 /* The keys [lo, hi) the tile's rows see, in whole steps. */
-template <int KEYS>
+template <int KEYS, int NG>
 AOT_DEV void ws_keys(const aot_fmha_kargs &a, const fmha_block &k, int *lo, int *hi)
 {
-    const int rows = k.s.sq - k.rb < AOT_FMHA_WS_ROWS ? k.s.sq - k.rb : AOT_FMHA_WS_ROWS;
+    const int rows = k.s.sq - k.rb < AOT_FMHA_WS_ROWS(NG) ? k.s.sq - k.rb : AOT_FMHA_WS_ROWS(NG);
     key_range<KEYS>(a, k.s, k.rb, k.rb + rows - 1, lo, hi);
 }
 
@@ -708,7 +712,7 @@ AOT_DEV void ws_keys(const aot_fmha_kargs &a, const fmha_block &k, int *lo, int 
 #define WS_TILES(a, k, n)                                                                      \
     for (int u_ = aot_block_x(), n = 0; u_ < ws_units(a); u_ += aot_grid_x())                 \
         for (int e_ = 0; e_ < 2; e_++)                                                         \
-            if (ws_tile_of(a, u_, e_, k) && (n++, true))
+            if (ws_tile_of(a, AOT_FMHA_WS_ROWS(NG), u_, e_, k) && (n++, true))
 
 /* Does the step from j0 hold keys past the sequence's end? (Then it is the tile's last step.) */
 template <int KEYS>
@@ -718,8 +722,8 @@ AOT_DEV bool ws_tail(const fmha_block &k, int j0) { return j0 + KEYS > k.s.sk; }
  * a tile's last step has a tail, its V copy completes on v_land instead, and the warp zeroes the
  * tail's rows before it completes v_full (bit st of `lands`: the parity of stage st's next v_land
  * phase). */
-template <int D, int DV, int KEYS>
-AOT_DEV void ws_producer(const aot_fmha_ws_kargs &w, ws_tiles<D, DV, KEYS> &t)
+template <int D, int DV, int KEYS, int NG>
+AOT_DEV void ws_producer(const aot_fmha_ws_kargs &w, ws_tiles<D, DV, KEYS, NG> &t)
 {
     const aot_fmha_kargs &a = w.a;
     const bool issue = aot_lane() == 0;
@@ -728,8 +732,8 @@ AOT_DEV void ws_producer(const aot_fmha_ws_kargs &w, ws_tiles<D, DV, KEYS> &t)
     unsigned lands = 0;
     WS_TILES(a, k, n) {
         int lo, hi;
-        ws_keys<KEYS>(a, k, &lo, &hi);
-        for (int g = 0; g < 2; g++) {
+        ws_keys<KEYS, NG>(a, k, &lo, &hi);
+        for (int g = 0; g < NG; g++) {
             if (n > 1) aot_mbar_wait(&t.q_empty[g], (n - 2) & 1);
             if (issue) aot_mbar_expect(&t.q_full[g], 64 * D * 2);
             for (int p = 0; issue && p < D / 64; p++)
@@ -765,14 +769,16 @@ struct ws_rows {
     float o[NO][fmha_mma::C], m[fmha_mma::C_ROWS], l[fmha_mma::C_ROWS], sc[NS][fmha_mma::C];
 };
 
-/* The two groups take turns issuing their products (named barriers 1 and 2: group g waits at
- * 1 + g, then lets the other go), so that one group's softmax runs while the other's products
- * keep the matrix units busy. Each group has the same number of turns a tile (its steps plus
- * one); group 1 opens the first turn to group 0 and does not open one after its last. */
+/* The groups take turns issuing their products, in a ring (named barriers 1 to NG: group g
+ * waits at 1 + g, then lets the next go), so that one group's softmax runs while the others'
+ * products keep the matrix units busy. Each group has the same number of turns a tile (its
+ * steps plus one); the last group opens the first turn to group 0 and does not open one after
+ * its last. */
 AOT_DEV void turn_begin(int g) { aot_sync_named(1 + g, 2 * WS_GROUP); }
+template <int NG>
 AOT_DEV void turn_end(int g, bool last)
 {
-    if (!(last && g == 1)) aot_arrive_named(2 - g, 2 * WS_GROUP);
+    if (!(last && g == NG - 1)) aot_arrive_named(1 + (g + 1) % NG, 2 * WS_GROUP);
 }
 AOT_DEV bool ws_lane0(void) { return aot_lane() == 0; } /* one arrival a wave */
 
@@ -782,8 +788,8 @@ AOT_DEV bool ws_lane0(void) { return aot_lane() == 0; } /* one arrival a wave */
  * of P registers for the softmax to write, the 64 that P took left ptxas short of registers: it
  * waited for P V before the softmax, and a group's softmax no longer overlapped its P V.) The
  * fences keep the softmax before the wait for P V and the packing after it. */
-template <int D, int DV, int KEYS, int F16>
-AOT_DEV void ws_step(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, const fmha_block &k, int g, int it, int j0,
+template <int D, int DV, int KEYS, int NG, int F16>
+AOT_DEV void ws_step(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS, NG> &t, const fmha_block &k, int g, int it, int j0,
                      ws_rows<DV / 8, KEYS / 8> &r, aot_u32 (&p)[KEYS / 8][2])
 {
     typedef fmha_mma S;
@@ -795,7 +801,7 @@ AOT_DEV void ws_step(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, const fm
     turn_begin(g);
     qk_issue<S, D, NS, F16>(t.q[g], t.k[st], r.sc);
     pv_issue<S, NS, NO, F16>(p, t.v[prev], r.o);
-    turn_end(g, false);
+    turn_end<NG>(g, false);
     aot_wg_wait<1>(r.sc); /* Q K^T is done; P V may run on */
     if (ws_lane0()) aot_mbar_arrive(&t.k_empty[st]);
     softmax_exp<S, NS>(qk_finish<S, NS>(a, k, j0, r.sc), r.sc, r.m, r.l, alpha);
@@ -808,23 +814,23 @@ AOT_DEV void ws_step(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, const fm
 }
 
 /* The last step's P V. */
-template <int D, int DV, int KEYS, int F16>
-AOT_DEV void ws_last_pv(ws_tiles<D, DV, KEYS> &t, int g, int it, ws_rows<DV / 8, KEYS / 8> &r,
+template <int D, int DV, int KEYS, int NG, int F16>
+AOT_DEV void ws_last_pv(ws_tiles<D, DV, KEYS, NG> &t, int g, int it, ws_rows<DV / 8, KEYS / 8> &r,
                         const aot_u32 (&p)[KEYS / 8][2])
 {
     if (ws_lane0()) aot_mbar_arrive(&t.q_empty[g]); /* the tile's last Q K^T is done */
     aot_mbar_wait(&t.v_full[it % WS_ST], it / WS_ST & 1);
     turn_begin(g);
     pv_issue<fmha_mma, KEYS / 8, DV / 8, F16>(p, t.v[it % WS_ST], r.o);
-    turn_end(g, true);
+    turn_end<NG>(g, true);
     aot_wg_wait<0>(r.o);
     if (ws_lane0()) aot_mbar_arrive(&t.v_empty[it % WS_ST]);
 }
 
 /* A consumer group's 64 rows of the tile (group g of the block's two), steps from ring position
  * *it on. */
-template <int D, int DV, int KEYS, int F16>
-AOT_DEV void ws_rows_of_tile(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, const fmha_block &k, int g, int n, int *it)
+template <int D, int DV, int KEYS, int NG, int F16>
+AOT_DEV void ws_rows_of_tile(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS, NG> &t, const fmha_block &k, int g, int n, int *it)
 {
     typedef fmha_mma S;
     constexpr int NS = KEYS / S::N, NO = DV / S::N;
@@ -833,7 +839,7 @@ AOT_DEV void ws_rows_of_tile(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, 
     aot_u32 p[NS][S::C / 2];
     float alpha[S::C_ROWS];
     int lo, hi;
-    ws_keys<KEYS>(a, k, &lo, &hi);
+    ws_keys<KEYS, NG>(a, k, &lo, &hi);
     zero<NO, S::C>(r.o);
 #pragma unroll
     for (int i = 0; i < S::C_ROWS; i++) r.m[i] = -AOT_INF, r.l[i] = 0.0f;
@@ -841,62 +847,65 @@ AOT_DEV void ws_rows_of_tile(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, 
     if (lo >= hi) {
         if (ws_lane0()) aot_mbar_arrive(&t.q_empty[g]);
     } else {
-        if (g == 1) aot_arrive_named(1, 2 * WS_GROUP); /* group 0 goes first */
+        if (g == NG - 1) aot_arrive_named(1, 2 * WS_GROUP); /* group 0 goes first */
         aot_mbar_wait(&t.k_full[*it % WS_ST], *it / WS_ST & 1);
         turn_begin(g);
         qk_issue<S, D, NS, F16>(t.q[g], t.k[*it % WS_ST], r.sc);
-        turn_end(g, false);
+        turn_end<NG>(g, false);
         aot_wg_wait<0>(r.sc);
         if (ws_lane0()) aot_mbar_arrive(&t.k_empty[*it % WS_ST]);
         softmax_exp<S, NS>(qk_finish<S, NS>(a, k, lo, r.sc), r.sc, r.m, r.l, alpha);
         pack_p<S, NS>(F16, r.sc, p);
         int i = *it + 1;
-        for (int j0 = lo + KEYS; j0 < hi; j0 += KEYS) ws_step<D, DV, KEYS, F16>(a, t, k, g, i++, j0, r, p);
-        ws_last_pv<D, DV, KEYS, F16>(t, g, i - 1, r, p);
+        for (int j0 = lo + KEYS; j0 < hi; j0 += KEYS) ws_step<D, DV, KEYS, NG, F16>(a, t, k, g, i++, j0, r, p);
+        ws_last_pv<D, DV, KEYS, NG, F16>(t, g, i - 1, r, p);
         *it = i;
     }
     finish_rows<S, DV, NO>(a, k, r.o, r.m, r.l);
 }
 
-template <int D, int DV, int KEYS, int F16>
-AOT_DEV void ws_consumer(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS> &t, int g)
+template <int D, int DV, int KEYS, int NG, int F16>
+AOT_DEV void ws_consumer(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS, NG> &t, int g)
 {
     fmha_block k;
     int it = 0;
     WS_TILES(a, k, n) {
         wave_rows(a, k, k.rb + 64 * g + BM * (aot_thread_x() / AOT_WAVE % 4), BM, KEYS);
-        ws_rows_of_tile<D, DV, KEYS, F16>(a, t, k, g, n, &it);
+        ws_rows_of_tile<D, DV, KEYS, NG, F16>(a, t, k, g, n, &it);
     }
 }
 
-template <int D, int DV, int KEYS>
+template <int D, int DV, int KEYS, int NG>
 AOT_DEV void fmha_ws(const aot_fmha_ws_kargs &w)
 {
-    typedef ws_tiles<D, DV, KEYS> T;
-    static_assert(sizeof(T) + 1024 <= AOT_FMHA_WS_SHARED(D, DV, KEYS), "AOT_FMHA_WS_SHARED is the layout's size");
-    AOT_SHARED_DYN(unsigned char, raw, AOT_FMHA_WS_SHARED(D, DV, KEYS));
+    typedef ws_tiles<D, DV, KEYS, NG> T;
+    static_assert(sizeof(T) + 1024 <= AOT_FMHA_WS_SHARED(D, DV, KEYS, NG), "AOT_FMHA_WS_SHARED is the layout's size");
+    AOT_SHARED_DYN(unsigned char, raw, AOT_FMHA_WS_SHARED(D, DV, KEYS, NG));
     T &t = *(T *)(raw + ((1024 - ((unsigned long long)raw & 1023)) & 1023));
     if (aot_thread_x() == 0) {
-        for (int g = 0; g < 2; g++) aot_mbar_init(&t.q_full[g], 1), aot_mbar_init(&t.q_empty[g], 4);
+        for (int g = 0; g < NG; g++) aot_mbar_init(&t.q_full[g], 1), aot_mbar_init(&t.q_empty[g], 4);
         for (int st = 0; st < WS_ST; st++) {
             aot_mbar_init(&t.k_full[st], 1), aot_mbar_init(&t.v_full[st], 1), aot_mbar_init(&t.v_land[st], 1);
-            aot_mbar_init(&t.k_empty[st], 8), aot_mbar_init(&t.v_empty[st], 8);
+            aot_mbar_init(&t.k_empty[st], 4 * NG), aot_mbar_init(&t.v_empty[st], 4 * NG);
         }
     }
     aot_sync_block();
     const int group = aot_thread_x() / WS_GROUP;
     if (group == 0) {
         aot_regs_lower<24>();
-        if (aot_thread_x() < AOT_WAVE) ws_producer<D, DV, KEYS>(w, t);
+        if (aot_thread_x() < AOT_WAVE) ws_producer<D, DV, KEYS, NG>(w, t);
     } else {
-        aot_regs_raise<240>();
-        if (w.a.f16) ws_consumer<D, DV, KEYS, 1>(w.a, t, group - 1);
-        else ws_consumer<D, DV, KEYS, 0>(w.a, t, group - 1);
+        aot_regs_raise<WS_CONSUMER_REGS(NG)>();
+        if (w.a.f16) ws_consumer<D, DV, KEYS, NG, 1>(w.a, t, group - 1);
+        else ws_consumer<D, DV, KEYS, NG, 0>(w.a, t, group - 1);
     }
 }
 
-#define FMHA_WS_VARIANT(name, kargs, d, dv, keys)                                                             \
-    AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_FMHA_WS_THREADS, 1) void name(AOT_GRID_CONSTANT kargs w) { fmha_ws<d, dv, keys>(w); } \
+#define FMHA_WS_VARIANT(name, kargs, d, dv, keys, groups, diagonal)                                                   \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_FMHA_WS_THREADS(groups), 1) void name(AOT_GRID_CONSTANT kargs w)          \
+    {                                                                                                       \
+        fmha_ws<d, dv, keys, groups>(w);                                                                    \
+    }                                                                                                       \
     AOT_EMU_ENTRY(name, kargs)
 
 AOT_FMHA_PIPELINE_VARIANTS(FMHA_WS_VARIANT)

@@ -26,21 +26,23 @@ typedef struct {
 } aot_fmha_kargs;
 
 /* The warp-specialized kernels (fmha_ws_*; sm_90a, and the emulator at wave 32): persistent
- * blocks of AOT_FMHA_WS_THREADS threads take tiles of AOT_FMHA_WS_ROWS query rows of one
- * sequence and head in turn (a.q_tiles counts them a sequence and head); a block's first warp
- * group copies Q, K and V tiles by tensor copies, K and V through a ring of AOT_FMHA_WS_STAGES
- * stages, and each of the other two computes 64 of the rows. The maps view
+ * blocks of AOT_FMHA_WS_THREADS(groups) threads take tiles of AOT_FMHA_WS_ROWS(groups) query
+ * rows of one sequence and head in turn (a.q_tiles counts them a sequence and head; `groups`
+ * comes from the variant list); a block's first warp group copies Q, K and V tiles by tensor
+ * copies, K and V through a ring of AOT_FMHA_WS_STAGES stages, and each of the other `groups`
+ * computes 64 of the rows. The maps view
  * q, k and v as {d, heads, tokens} (strides: d and the row stride, in bytes) in boxes of
  * {64, 1, 64} (q) or {64, 1, keys} (k, v: keys from the variant list). */
-#define AOT_FMHA_WS_ROWS 128
-#define AOT_FMHA_WS_THREADS 384
+#define AOT_FMHA_WS_ROWS(groups) (64 * (groups))
+#define AOT_FMHA_WS_THREADS(groups) (128 * (1 + (groups)))
 #define AOT_FMHA_WS_STAGES 2
 /* Units of work a sequence and head gives the persistent blocks: a query tile each, or with
  * pairs a pair of tiles each (fmha.hip: ws_units). The host sizes the grid by the same count. */
 #define AOT_FMHA_WS_UNITS_PER_HEAD(q_tiles, pairs) ((pairs) ? ((q_tiles) + 1) / 2 : (q_tiles))
 /* Dynamic shared memory of a variant: the Q tile, the ring, its barriers and the alignment. */
-#define AOT_FMHA_WS_SHARED(d, dv, keys) \
-    (1024 + 2 * (AOT_FMHA_WS_ROWS * (d) + AOT_FMHA_WS_STAGES * (keys) * ((d) + (dv))) + 16 * (4 + 5 * AOT_FMHA_WS_STAGES))
+#define AOT_FMHA_WS_SHARED(d, dv, keys, groups)                                                          \
+    (1024 + 2 * (AOT_FMHA_WS_ROWS(groups) * (d) + AOT_FMHA_WS_STAGES * (keys) * ((d) + (dv))) +           \
+     16 * (2 * (groups) + 5 * AOT_FMHA_WS_STAGES))
 
 typedef struct {
     aot_tile_map q, k, v;

@@ -1,5 +1,6 @@
 /* op_fmha.c : aiter_aot_fmha_varlen_fwd: argument checks, variant choice and the launch. The
  * kernels are kernels/fmha/fmha.hip. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -21,15 +22,18 @@ static const char *variant(int32_t dq, int32_t dv)
     return NULL;
 }
 
-/* The warp-specialized kernel for a head-dim pair and its keys a step; NULL for a pair none is
- * built for. */
-static const char *ws_variant(int32_t dq, int32_t dv, int32_t *keys)
+/* The warp-specialized kernel for a head-dim pair, its keys a step and its row groups a tile;
+ * NULL for a pair none is built for, or where rows end at their diagonal (`diagonal`) and the
+ * variant does not take them. */
+static const char *ws_variant(int32_t dq, int32_t dv, bool diagonal, int32_t *keys, int32_t *groups)
 {
-#define FMHA_WS_ROW(name, kargs, d, d_v, k) {AOT_K_##name, d, d_v, k},
-    static const struct { aot_kernel_id id; int32_t d, dv, keys; } variants[] = {AOT_FMHA_PIPELINE_VARIANTS(FMHA_WS_ROW)};
+#define FMHA_WS_ROW(name, kargs, d, d_v, k, g, diag) {AOT_K_##name, d, d_v, k, g, diag},
+    static const struct { aot_kernel_id id; int32_t d, dv, keys, groups; bool diagonal; } variants[] = {
+        AOT_FMHA_PIPELINE_VARIANTS(FMHA_WS_ROW)};
 #undef FMHA_WS_ROW
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
-        if (variants[i].d == dq && variants[i].dv == dv) return *keys = variants[i].keys, aot_kernel_name(variants[i].id);
+        if (variants[i].d == dq && variants[i].dv == dv && (variants[i].diagonal || !diagonal))
+            return *keys = variants[i].keys, *groups = variants[i].groups, aot_kernel_name(variants[i].id);
     return NULL;
 }
 
@@ -96,8 +100,11 @@ static aiter_aot_status token_map(const aot_op_kernel *kern, aot_tile_map *map, 
  * @return OK once launched, UNSUPPORTED where it does not serve, or an error. */
 static aiter_aot_status ws_run(const aiter_aot_fmha_varlen_fwd_args *a, const aot_fmha_kargs *base, void *stream, aot_diag *d)
 {
-    int32_t keys;
-    const char *name = ws_variant(a->head_dim, a->head_dim_v, &keys);
+    /* where a row's keys end at its diagonal, tile j costs about j + 1 steps: deal them in pairs
+     * of equal cost (ws_units in fmha.hip) */
+    const bool diagonal = base->causal || base->window_right >= 0;
+    int32_t keys, groups;
+    const char *name = ws_variant(a->head_dim, a->head_dim_v, diagonal, &keys, &groups);
     if (name == NULL || a->total_k < 1 || a->total_q < 1 || (a->head_dim <= 128 && a->max_seqlen_q < WS_MIN_SEQLEN_Q))
         return AITER_AOT_STATUS_UNSUPPORTED;
     aot_op_kernel kern;
@@ -108,19 +115,17 @@ static aiter_aot_status ws_run(const aiter_aot_fmha_varlen_fwd_args *a, const ao
     aot_fmha_ws_kargs w;
     memset(&w, 0, sizeof w);
     w.a = *base;
-    w.a.q_tiles = (int32_t)(((int64_t)a->max_seqlen_q + AOT_FMHA_WS_ROWS - 1) / AOT_FMHA_WS_ROWS);
+    w.a.q_tiles = (int32_t)(((int64_t)a->max_seqlen_q + AOT_FMHA_WS_ROWS(groups) - 1) / AOT_FMHA_WS_ROWS(groups));
     AOT_FORWARD(token_map(&kern, &w.q, a->q, a->total_q, a->hq, a->head_dim, base->q_row, 64, d));
     AOT_FORWARD(token_map(&kern, &w.k, a->k, a->total_k, a->hk, a->head_dim, base->k_row, (uint32_t)keys, d));
     AOT_FORWARD(token_map(&kern, &w.v, a->v, a->total_k, a->hk, a->head_dim_v, base->v_row, (uint32_t)keys, d));
-    /* where a row's keys end at its diagonal, tile j costs about j + 1 steps: deal them in pairs
-     * of equal cost (ws_units in fmha.hip) */
-    w.a.pairs = base->causal || base->window_right >= 0;
+    w.a.pairs = diagonal;
     int sms;
     AOT_FORWARD(aot_op_multiprocessors(&sms, d));
     const int64_t units = AOT_FMHA_WS_UNITS_PER_HEAD(w.a.q_tiles, w.a.pairs) * (int64_t)a->hq * a->batch;
     if (units > INT32_MAX - (int64_t)sms) return AITER_AOT_STATUS_UNSUPPORTED; /* a block's unit index would pass int32 */
-    return aot_op_run(&kern, &w, (unsigned)(units < sms ? units : sms), AOT_FMHA_WS_THREADS, /* persistent */
-                      AOT_FMHA_WS_SHARED(a->head_dim, a->head_dim_v, keys), 0, stream, d);
+    return aot_op_run(&kern, &w, (unsigned)(units < sms ? units : sms), AOT_FMHA_WS_THREADS(groups), /* persistent */
+                      AOT_FMHA_WS_SHARED(a->head_dim, a->head_dim_v, keys, groups), 0, stream, d);
 }
 
 aiter_aot_status aiter_aot_fmha_varlen_fwd(const aiter_aot_fmha_varlen_fwd_args *args, void *stream)

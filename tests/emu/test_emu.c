@@ -206,6 +206,9 @@ static void run_fmha(const harness_mem *m, harness_tally *t)
         {3, 40, 30, 2, 1, 64, 64, 0, 16, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, 2, 600},
         /* fewer keys than queries, causal: whole tiles of rows that see no key */
         {2, 300, -250, 2, 1, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 7, 0, 0, 600},
+        /* d = 64: tiles of three row groups (taken without a mask or right window), a left
+         * window, ring positions past the two stages, keys past the last sequence */
+        {2, 450, 40, 2, 1, 64, 64, 0, 200, -1, 0.0f, AITER_AOT_DTYPE_F16, 5, 0, 3, 600},
         {2, 90, 30, 2, 2, 256, 256, 0, -1, -1, 0.0f, AITER_AOT_DTYPE_F16, 5, 0, 3, 0},
         {2, 40, 30, 2, 1, 128, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, -1, 0},
         {2, 20, 20, 2, 2, 192, 128, 1, -1, -1, 0.0f, AITER_AOT_DTYPE_BF16, 1, 0, -1, 0},
