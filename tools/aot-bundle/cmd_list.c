@@ -43,17 +43,26 @@ static void json_str(const char *str)
     putchar('"');
 }
 
-/* One kernel, from a code object or rebuilt from bundle records. */
-static void print_kernel(const aot_co_kernel *k, int json, int last)
+/* One kernel, from a code object or rebuilt from bundle records. A cubin records registers and
+ * its stack frame, not spills (ptxas's spills live in that frame), so its line says so in
+ * NVIDIA's words; the JSON keeps one set of fields (docs/bundle-format.md). */
+static void print_kernel(const aot_co_kernel *k, unsigned kind, int json, int last)
 {
     const aot_kernel_rec *r = &k->rec;
-    if (!json) {
+    if (!json && kind == AOT_KIND_CUBIN) {
+        printf("    kernel %s\n      kernarg %u (explicit %u), static shared %u, stack %u (where spills go), "
+               "registers %u, warp %u, max threads %u\n",
+               k->name, r->kernarg_size, r->explicit_args_size, r->group_segment, r->private_segment, r->vgpr,
+               r->wave_size, r->max_workgroup);
+    } else if (!json) {
         printf("    kernel %s\n      kernarg %u (explicit %u), lds %u, scratch %u, vgpr %u, agpr %u, "
                "sgpr %u, spills vgpr %u sgpr %u, wave %u, max workgroup %u%s\n",
                k->name, r->kernarg_size, r->explicit_args_size, r->group_segment,
                r->private_segment, r->vgpr, r->agpr, r->sgpr, r->vgpr_spill, r->sgpr_spill,
                r->wave_size, r->max_workgroup,
                (r->flags & AOT_KERNEL_FLAG_DYNAMIC_STACK) ? ", dynamic stack" : "");
+    }
+    if (!json) {
         for (unsigned a = 0; a < k->nargs; a++)
             printf("      arg %u: offset %u size %u %s%s%s\n", a, k->args[a].offset, k->args[a].size,
                    k->args[a].kind, k->args[a].name[0] ? " " : "", k->args[a].name);
@@ -93,7 +102,7 @@ static void print_module(const char *module, const aot_codeobj *co, unsigned lon
                "\"hash\": \"%016llx\", \"kernels\": [\n", kind_name(co->kind), co->abi, size,
                co->e_flags, hash);
     }
-    for (unsigned k = 0; k < co->nkernels; k++) print_kernel(&co->kernels[k], json, k + 1 == co->nkernels);
+    for (unsigned k = 0; k < co->nkernels; k++) print_kernel(&co->kernels[k], co->kind, json, k + 1 == co->nkernels);
     if (json) printf("    ]}%s\n", last ? "" : ",");
 }
 
