@@ -269,9 +269,9 @@ static int run_pre(const harness_mem *m, const mhc_case *c, const pre_inputs *in
     if (s != AITER_AOT_STATUS_OK) snprintf(why, cap, "status %d: %s", s, aiter_aot_last_error());
     float *post = dget(&b, d_post, (size_t)T * 16), *comb = dget(&b, d_comb, (size_t)T * 64), *ws_h = dget(&b, d_ws, ws);
     uint16_t *li = dget(&b, d_li, (size_t)T * C * 2), *rout = c->broadcast ? dget(&b, d_rout, (size_t)T * 4 * C * 2) : NULL;
-    ok = ok && b.ok;
-    if (ok) ok = pre_check(c, in, in->fn, post, comb, ws_h, li, why, cap);
-    if (!ok && s == AITER_AOT_STATUS_OK && b.ok && c->op == MHC_PRE_FULL) { /* the two-term paths (fn_two_terms) */
+    const int ran = ok && b.ok; /* launched, synchronized and every output brought back */
+    ok = ran && pre_check(c, in, in->fn, post, comb, ws_h, li, why, cap);
+    if (!ok && ran && c->op == MHC_PRE_FULL) { /* the two-term paths (fn_two_terms) */
         char why2[200];
         float *fn2 = fn_two_terms(in->fn, 24 * K);
         ok = fn2 && pre_check(c, in, fn2, post, comb, ws_h, li, why2, sizeof why2);
