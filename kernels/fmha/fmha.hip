@@ -827,7 +827,7 @@ AOT_DEV void ws_last_pv(ws_tiles<D, DV, KEYS, NG> &t, int g, int it, ws_rows<DV 
     if (ws_lane0()) aot_mbar_arrive(&t.v_empty[it % WS_ST]);
 }
 
-/* A consumer group's 64 rows of the tile (group g of the block's two), steps from ring position
+/* A consumer group's 64 rows of the tile (group g of the block's NG), steps from ring position
  * *it on. */
 template <int D, int DV, int KEYS, int NG, int F16>
 AOT_DEV void ws_rows_of_tile(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS, NG> &t, const fmha_block &k, int g, int n, int *it)

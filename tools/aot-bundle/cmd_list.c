@@ -49,20 +49,19 @@ static void json_str(const char *str)
 static void print_kernel(const aot_co_kernel *k, unsigned kind, int json, int last)
 {
     const aot_kernel_rec *r = &k->rec;
-    if (!json && kind == AOT_KIND_CUBIN) {
-        printf("    kernel %s\n      kernarg %u (explicit %u), static shared %u, stack %u (where spills go), "
-               "registers %u, warp %u, max threads %u\n",
-               k->name, r->kernarg_size, r->explicit_args_size, r->group_segment, r->private_segment, r->vgpr,
-               r->wave_size, r->max_workgroup);
-    } else if (!json) {
-        printf("    kernel %s\n      kernarg %u (explicit %u), lds %u, scratch %u, vgpr %u, agpr %u, "
-               "sgpr %u, spills vgpr %u sgpr %u, wave %u, max workgroup %u%s\n",
-               k->name, r->kernarg_size, r->explicit_args_size, r->group_segment,
-               r->private_segment, r->vgpr, r->agpr, r->sgpr, r->vgpr_spill, r->sgpr_spill,
-               r->wave_size, r->max_workgroup,
-               (r->flags & AOT_KERNEL_FLAG_DYNAMIC_STACK) ? ", dynamic stack" : "");
-    }
     if (!json) {
+        if (kind == AOT_KIND_CUBIN)
+            printf("    kernel %s\n      kernarg %u (explicit %u), static shared %u, stack %u (where spills go), "
+                   "registers %u, warp %u, max threads %u\n",
+                   k->name, r->kernarg_size, r->explicit_args_size, r->group_segment, r->private_segment, r->vgpr,
+                   r->wave_size, r->max_workgroup);
+        else
+            printf("    kernel %s\n      kernarg %u (explicit %u), lds %u, scratch %u, vgpr %u, agpr %u, "
+                   "sgpr %u, spills vgpr %u sgpr %u, wave %u, max workgroup %u%s\n",
+                   k->name, r->kernarg_size, r->explicit_args_size, r->group_segment,
+                   r->private_segment, r->vgpr, r->agpr, r->sgpr, r->vgpr_spill, r->sgpr_spill,
+                   r->wave_size, r->max_workgroup,
+                   (r->flags & AOT_KERNEL_FLAG_DYNAMIC_STACK) ? ", dynamic stack" : "");
         for (unsigned a = 0; a < k->nargs; a++)
             printf("      arg %u: offset %u size %u %s%s%s\n", a, k->args[a].offset, k->args[a].size,
                    k->args[a].kind, k->args[a].name[0] ? " " : "", k->args[a].name);
