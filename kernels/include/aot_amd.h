@@ -54,8 +54,13 @@ AOT_DEV float aot_log2_fast(float x) { return __builtin_amdgcn_logf(x); }
 AOT_DEV float aot_rsqrt_fast(float x) { return __builtin_amdgcn_rsqf(x); }
 AOT_DEV float aot_rcp_fast(float x) { return __builtin_amdgcn_rcpf(x); }
 AOT_DEV float aot_fmaxf(float a, float b) { return __builtin_fmaxf(a, b); }
+AOT_DEV float aot_fminf(float a, float b) { return __builtin_fminf(a, b); }
 AOT_DEV float aot_fmaf(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { return __builtin_bit_cast(float, u); }
+AOT_DEV int aot_popc_u32(unsigned m) { return __builtin_popcount(m); }
+AOT_DEV int aot_popc_u64(unsigned long long m) { return __builtin_popcountll(m); }
+AOT_DEV int aot_ctz_u32(unsigned m) { return __builtin_ctz(m); }
+AOT_DEV int aot_ctz_u64(unsigned long long m) { return __builtin_ctzll(m); }
 AOT_DEV unsigned aot_bits_from_f32(float f) { return __builtin_bit_cast(unsigned, f); }
 AOT_DEV int aot_atomic_add_i32(int *p, int v) { return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT); }
 AOT_DEV void aot_fence_device(void) { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent"); }

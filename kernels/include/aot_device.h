@@ -25,9 +25,11 @@
  *   aot_log2_fast(x)       log2(x) in fp32, hardware approximation (<= 2 ulp on both vendors)
  *   aot_rsqrt_fast(x)      1/sqrt(x) in fp32, hardware approximation (<= 2 ulp)
  *   aot_rcp_fast(x)        1/x in fp32, hardware approximation (<= 1 ulp for normal x)
- *   aot_fmaxf(a, b)        fp32 max (the other operand when one is NaN)
+ *   aot_fmaxf(a, b), aot_fminf(a, b)  fp32 max, min (the other operand when one is NaN)
  *   aot_fmaf(a, b, c)      a * b + c with one rounding (not left to the compiler's contraction)
  *   aot_f32_from_bits(u), aot_bits_from_f32(f)   bit casts
+ *   aot_popc_u32(m), aot_popc_u64(m)  set bits of m; aot_ctz_u32(m), aot_ctz_u64(m) the lowest
+ *                          set bit's place (m != 0)
  *   aot_atomic_add_i32(p, v)  adds v to the global int *p, returns the old value (device scope)
  *   aot_fence_device()     orders this thread's global writes before its later ones for every
  *                          block of the launch (with an atomic: the "last block" pattern)

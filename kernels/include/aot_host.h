@@ -48,8 +48,13 @@ AOT_DEV float aot_log2_fast(float x) { return log2f(x); }
 AOT_DEV float aot_rsqrt_fast(float x) { return 1.0f / sqrtf(x); }
 AOT_DEV float aot_rcp_fast(float x) { return 1.0f / x; }
 AOT_DEV float aot_fmaxf(float a, float b) { return fmaxf(a, b); }
+AOT_DEV float aot_fminf(float a, float b) { return fminf(a, b); }
 AOT_DEV float aot_fmaf(float a, float b, float c) { return fmaf(a, b, c); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
+AOT_DEV int aot_popc_u32(unsigned m) { return __builtin_popcount(m); }
+AOT_DEV int aot_popc_u64(unsigned long long m) { return __builtin_popcountll(m); }
+AOT_DEV int aot_ctz_u32(unsigned m) { return __builtin_ctz(m); }
+AOT_DEV int aot_ctz_u64(unsigned long long m) { return __builtin_ctzll(m); }
 AOT_DEV unsigned aot_bits_from_f32(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
 /* A cluster's blocks run together in the emulator, each with its own shared memory. */
 #define AOT_CLUSTERS 1

@@ -36,8 +36,13 @@ AOT_DEV float aot_rcp_fast(float x)
     return r;
 }
 AOT_DEV float aot_fmaxf(float a, float b) { return fmaxf(a, b); }
+AOT_DEV float aot_fminf(float a, float b) { return fminf(a, b); }
 AOT_DEV float aot_fmaf(float a, float b, float c) { return __fmaf_rn(a, b, c); }
 AOT_DEV float aot_f32_from_bits(unsigned u) { return __uint_as_float(u); }
+AOT_DEV int aot_popc_u32(unsigned m) { return __popc(m); }
+AOT_DEV int aot_popc_u64(unsigned long long m) { return __popcll(m); }
+AOT_DEV int aot_ctz_u32(unsigned m) { return __ffs((int)m) - 1; }
+AOT_DEV int aot_ctz_u64(unsigned long long m) { return __ffsll((long long)m) - 1; }
 AOT_DEV unsigned aot_bits_from_f32(float f) { return __float_as_uint(f); }
 AOT_DEV int aot_atomic_add_i32(int *p, int v) { return atomicAdd(p, v); }
 AOT_DEV void aot_fence_device(void) { __threadfence(); }

@@ -78,6 +78,7 @@ typedef struct {
                               * each lane's run read in loads of that size */
     int32_t vec_bias;        /* set by the runtime: vec, and bias aligned for the same of its
                               * (fp32) run */
+    int32_t group_shift;     /* set by the runtime for the select layout: log2 of a group's lanes */
 } aot_route_kargs;
 
 /* moe_align_block_size runs moe_sort_count and moe_sort_chunk_scan on `sort` (no mask, no

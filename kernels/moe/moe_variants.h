@@ -49,9 +49,10 @@
     X(moe_sort_chunk_scan, aot_moe_sort_kargs)                                                  \
     X(moe_sort_scatter, aot_moe_sort_kargs)
 
-/* X(name, kargs, vpt, layout, lanes): the routers (topk_route.hip), vpt experts a lane, lanes
- * lanes a row (0: the whole wave). route_plan_for (op_route.c) picks one. Layouts, each its own
- * kernel so that one path's registers do not limit another's occupancy:
+/* X(name, kargs, vpt, layout, lanes, blocks): the routers (topk_route.hip), vpt experts a lane,
+ * lanes lanes a row (0: the whole wave), blocks a multiprocessor must hold on NVIDIA (registers
+ * capped to fit; 0: the compiler's choice). route_plan_for (op_route.c) picks one. Layouts, each
+ * its own kernel so that one path's registers do not limit another's occupancy:
  *   AOT_ROUTE_ROWS         lanes lanes a row, wave / lanes rows a wave; lane l holds runs of 4
  *                          experts, run c at 4 (l + lanes c): ungrouped rows, and groups of
  *                          4 lanes experts (DeepSeek-V3's 32 at 8 lanes), where every run loads
@@ -65,39 +66,46 @@
  *                          lanes, or ungrouped rows whose runs load whole (vpt 6 and 12: 384
  *                          experts at wave 64 and 32);
  *   AOT_ROUTE_HASH         hash routing with sigmoid or sqrt-softplus: a power-of-two group of
- *                          lanes a row, a lane a slot (vpt unused).
+ *                          lanes a row, a lane a slot (vpt unused);
+ *   AOT_ROUTE_SELECT       lanes lanes a row, lane l holding experts l vpt .. l vpt + vpt - 1:
+ *                          rows of exactly vpt * lanes experts whose runs load whole, groups (if
+ *                          any) on whole lanes, k <= lanes, a 16-byte aligned bias; a threshold
+ *                          and a ranked list in place of k rounds (topk_route.hip).
  * Elsewhere vpt is the smallest power of two with vpt * wave >= experts. */
 #define AOT_ROUTE_STRIDED 0
 #define AOT_ROUTE_LANE_GROUPS 1
 #define AOT_ROUTE_HASH 2
 #define AOT_ROUTE_GENERAL 3
 #define AOT_ROUTE_ROWS 4
+#define AOT_ROUTE_SELECT 5
 #define AOT_ROUTE_VARIANTS(X)                                                                   \
-    X(topk_route_rows_v8_l8, aot_route_kargs, 8, AOT_ROUTE_ROWS, 8)                             \
-    X(topk_route_rows_v16_l8, aot_route_kargs, 16, AOT_ROUTE_ROWS, 8)                           \
-    X(topk_route_rows_v32_l8, aot_route_kargs, 32, AOT_ROUTE_ROWS, 8)                           \
-    X(topk_route_rows_v24_l16, aot_route_kargs, 24, AOT_ROUTE_ROWS, 16)                         \
-    X(topk_route_v1, aot_route_kargs, 1, AOT_ROUTE_STRIDED, 0)                                  \
-    X(topk_route_v2, aot_route_kargs, 2, AOT_ROUTE_STRIDED, 0)                                  \
-    X(topk_route_v4, aot_route_kargs, 4, AOT_ROUTE_STRIDED, 0)                                  \
-    X(topk_route_v8, aot_route_kargs, 8, AOT_ROUTE_STRIDED, 0)                                  \
-    X(topk_route_v16, aot_route_kargs, 16, AOT_ROUTE_STRIDED, 0)                                \
-    X(topk_route_v32, aot_route_kargs, 32, AOT_ROUTE_STRIDED, 0)                                \
-    X(topk_route_groups_v1, aot_route_kargs, 1, AOT_ROUTE_LANE_GROUPS, 0)                       \
-    X(topk_route_groups_v2, aot_route_kargs, 2, AOT_ROUTE_LANE_GROUPS, 0)                       \
-    X(topk_route_groups_v4, aot_route_kargs, 4, AOT_ROUTE_LANE_GROUPS, 0)                       \
-    X(topk_route_groups_v6, aot_route_kargs, 6, AOT_ROUTE_LANE_GROUPS, 0)                       \
-    X(topk_route_groups_v8, aot_route_kargs, 8, AOT_ROUTE_LANE_GROUPS, 0)                       \
-    X(topk_route_groups_v12, aot_route_kargs, 12, AOT_ROUTE_LANE_GROUPS, 0)                     \
-    X(topk_route_groups_v16, aot_route_kargs, 16, AOT_ROUTE_LANE_GROUPS, 0)                     \
-    X(topk_route_groups_v32, aot_route_kargs, 32, AOT_ROUTE_LANE_GROUPS, 0)                     \
-    X(topk_route_general_v1, aot_route_kargs, 1, AOT_ROUTE_GENERAL, 0)                          \
-    X(topk_route_general_v2, aot_route_kargs, 2, AOT_ROUTE_GENERAL, 0)                          \
-    X(topk_route_general_v4, aot_route_kargs, 4, AOT_ROUTE_GENERAL, 0)                          \
-    X(topk_route_general_v8, aot_route_kargs, 8, AOT_ROUTE_GENERAL, 0)                          \
-    X(topk_route_general_v16, aot_route_kargs, 16, AOT_ROUTE_GENERAL, 0)                        \
-    X(topk_route_general_v32, aot_route_kargs, 32, AOT_ROUTE_GENERAL, 0)                        \
-    X(topk_route_hash, aot_route_kargs, 1, AOT_ROUTE_HASH, 0)
+    X(topk_route_select_v32_l8, aot_route_kargs, 32, AOT_ROUTE_SELECT, 8, 0)                    \
+    X(topk_route_select_v48_l8, aot_route_kargs, 48, AOT_ROUTE_SELECT, 8, 3)                    \
+    X(topk_route_rows_v8_l8, aot_route_kargs, 8, AOT_ROUTE_ROWS, 8, 0)                          \
+    X(topk_route_rows_v16_l8, aot_route_kargs, 16, AOT_ROUTE_ROWS, 8, 0)                        \
+    X(topk_route_rows_v32_l8, aot_route_kargs, 32, AOT_ROUTE_ROWS, 8, 0)                        \
+    X(topk_route_rows_v24_l16, aot_route_kargs, 24, AOT_ROUTE_ROWS, 16, 0)                      \
+    X(topk_route_v1, aot_route_kargs, 1, AOT_ROUTE_STRIDED, 0, 0)                               \
+    X(topk_route_v2, aot_route_kargs, 2, AOT_ROUTE_STRIDED, 0, 0)                               \
+    X(topk_route_v4, aot_route_kargs, 4, AOT_ROUTE_STRIDED, 0, 0)                               \
+    X(topk_route_v8, aot_route_kargs, 8, AOT_ROUTE_STRIDED, 0, 0)                               \
+    X(topk_route_v16, aot_route_kargs, 16, AOT_ROUTE_STRIDED, 0, 0)                             \
+    X(topk_route_v32, aot_route_kargs, 32, AOT_ROUTE_STRIDED, 0, 0)                             \
+    X(topk_route_groups_v1, aot_route_kargs, 1, AOT_ROUTE_LANE_GROUPS, 0, 0)                    \
+    X(topk_route_groups_v2, aot_route_kargs, 2, AOT_ROUTE_LANE_GROUPS, 0, 0)                    \
+    X(topk_route_groups_v4, aot_route_kargs, 4, AOT_ROUTE_LANE_GROUPS, 0, 0)                    \
+    X(topk_route_groups_v6, aot_route_kargs, 6, AOT_ROUTE_LANE_GROUPS, 0, 0)                    \
+    X(topk_route_groups_v8, aot_route_kargs, 8, AOT_ROUTE_LANE_GROUPS, 0, 0)                    \
+    X(topk_route_groups_v12, aot_route_kargs, 12, AOT_ROUTE_LANE_GROUPS, 0, 0)                  \
+    X(topk_route_groups_v16, aot_route_kargs, 16, AOT_ROUTE_LANE_GROUPS, 0, 0)                  \
+    X(topk_route_groups_v32, aot_route_kargs, 32, AOT_ROUTE_LANE_GROUPS, 0, 0)                  \
+    X(topk_route_general_v1, aot_route_kargs, 1, AOT_ROUTE_GENERAL, 0, 0)                       \
+    X(topk_route_general_v2, aot_route_kargs, 2, AOT_ROUTE_GENERAL, 0, 0)                       \
+    X(topk_route_general_v4, aot_route_kargs, 4, AOT_ROUTE_GENERAL, 0, 0)                       \
+    X(topk_route_general_v8, aot_route_kargs, 8, AOT_ROUTE_GENERAL, 0, 0)                       \
+    X(topk_route_general_v16, aot_route_kargs, 16, AOT_ROUTE_GENERAL, 0, 0)                     \
+    X(topk_route_general_v32, aot_route_kargs, 32, AOT_ROUTE_GENERAL, 0, 0)                     \
+    X(topk_route_hash, aot_route_kargs, 1, AOT_ROUTE_HASH, 0, 1)
 
 /* X(name, kargs): moe_align_block_size's own kernel (moe_align.hip), launched after
  * moe_sorting's first two */

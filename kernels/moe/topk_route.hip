@@ -1,6 +1,6 @@
 /* topk_route.hip : the MoE routers of aiter_aot_topk_route (semantics in
  * runtime/include/aiter_aot_moe.h and docs/routing.md). A row of L lanes takes one token (the
- * rows layout: L of 8 or 16, several rows a wave; elsewhere L is the wave):
+ * rows and select layouts: L of 8 or 16, several rows a wave; elsewhere L is the wave):
  * 1. Each lane holds VPT experts: in the rows layout runs of 4 (run c at 4 (l + L c)), in the
  *    lane-groups layout the run l VPT .. l VPT + VPT - 1, strided (l, l + W, ...) where runs
  *    do not load whole; NaN logits read as -inf.
@@ -15,6 +15,7 @@
  *    Each lane keeps its two best; a win promotes the second, and the lanes look over their
  *    slots again only after some lane has won twice. Lane s keeps round s's expert and computes
  *    its unbiased score from its logit again, so the k outputs are written by k lanes at once.
+ *    The select layout ranks the few candidates above a threshold instead (its section below).
  * Hash routing reads the k experts from tid2eid instead of 3 and 4; without softmax it takes a
  * few lanes a row (hash_lanes).
  * The kernels, one per layout, experts-per-lane count VPT and L, are listed in moe_variants.h
@@ -206,8 +207,9 @@ AOT_DEV aot_u32 lanes_argmax(aot_u32 key, int e, int &be)
     return best;
 }
 
-/* Adds v to the two largest so far, m1 >= m2 (-inf to start: fmax keeps the order). */
-AOT_DEV void top2_add(float &m1, float &m2, float v) { m2 = aot_fmaxf(m2, v < m1 ? v : m1), m1 = aot_fmaxf(m1, v); }
+/* Adds v (not NaN) to the two largest so far, m1 >= m2 (-inf to start): three min/max, no
+ * compare and select. */
+AOT_DEV void top2_add(float &m1, float &m2, float v) { m2 = aot_fmaxf(m2, aot_fminf(v, m1)), m1 = aot_fmaxf(m1, v); }
 
 /* Each lane's two largest become those of its aligned group of L lanes (a butterfly). */
 AOT_DEV void top2_lanes(float &m1, float &m2, int L)
@@ -312,14 +314,15 @@ AOT_DEV void load_run(const aot_u32 *p, aot_u32 (&w)[N / 4])
     }
 }
 
-/* The lane's run of VPT logits in the lane-groups layout, read in whole loads (a.vec); a lane
- * past the row reads the row's first run instead (a valid address) and holds -inf. */
-template <int VPT, int DT>
-AOT_DEV void load_whole_run(const aot_route_kargs &a, int row, float (&x)[VPT])
+/* Run `run` of VPT logits of a row (the lane-groups and select layouts), read in whole loads
+ * (a.vec); a run past the row (none where FULL) reads the row's first run instead (a valid
+ * address) and holds -inf. */
+template <int VPT, int DT, bool FULL = false>
+AOT_DEV void load_whole_run(const aot_route_kargs &a, int row, int run, float (&x)[VPT])
 {
     constexpr int BYTES = VPT * (DT == AOT_GATING_F32 ? 4 : 2);
-    const bool in = aot_lane() * VPT < a.experts;
-    const aot_i64 at = (aot_i64)row * a.row_stride + (in ? aot_lane() * VPT : 0);
+    const bool in = FULL || run * VPT < a.experts;
+    const aot_i64 at = (aot_i64)row * a.row_stride + (in ? run * VPT : 0);
     aot_u32 w[BYTES / 4];
     load_run<BYTES>(DT == AOT_GATING_F32 ? (const aot_u32 *)a.gating + at : (const aot_u32 *)((const aot_u16 *)a.gating + at), w);
 #pragma unroll
@@ -333,7 +336,7 @@ template <int VPT, bool CONTIG, int DT>
 AOT_DEV void load_row(const aot_route_kargs &a, int row, float (&x)[VPT])
 {
     if constexpr (CONTIG && DT >= 0 && AOT_ROUTE_CHUNK(VPT * (DT == AOT_GATING_F32 ? 4 : 2)) != 0)
-        if (a.vec) return load_whole_run<VPT, DT>(a, row, x);
+        if (a.vec) return load_whole_run<VPT, DT>(a, row, aot_lane(), x);
     /* slots past the row read the row's expert 0 and discard it: a load under a per-slot
      * branch took a branch, a reconvergence point and its own address (about 8 instructions a
      * slot against 4) */
@@ -373,10 +376,18 @@ AOT_DEV void add_bias(const aot_route_kargs &a, float (&x)[VPT], aot_u32 &taken)
     }
 }
 
+/* A bit a slot of a lane: 32 bits up to 32 slots, 64 above (the select layout's 48). */
+template <bool WIDE>
+struct slot_mask_of { typedef aot_u32 type; };
+template <>
+struct slot_mask_of<true> { typedef unsigned long long type; };
+template <int VPT>
+struct slot_mask : slot_mask_of<(VPT > 32)> {};
+
 /* The lane's two best candidates among the slots not in `taken`: keys bk >= sk (0: none) and
  * their slots; ties keep the lower slot first, which holds the lower expert. */
 template <int VPT>
-AOT_DEV void lane_top2(const aot_u32 (&key)[VPT], aot_u32 taken, aot_u32 &bk, int &bj, aot_u32 &sk, int &sj)
+AOT_DEV void lane_top2(const aot_u32 (&key)[VPT], typename slot_mask<VPT>::type taken, aot_u32 &bk, int &bj, aot_u32 &sk, int &sj)
 {
     bk = 0, bj = 0, sk = 0, sj = 0;
 #pragma unroll
@@ -395,17 +406,18 @@ AOT_DEV void lane_top2(const aot_u32 (&key)[VPT], aot_u32 taken, aot_u32 &bk, in
  * round, and a look over the slots on the winner's own branch instead of after a wave vote,
  * took topk_route_groups_v8 from 34 registers to 40.) */
 template <int VPT, int L, class Expert>
-AOT_DEV int select_k(const aot_route_kargs &a, const aot_u32 (&key)[VPT], aot_u32 taken, int l, Expert expert)
+AOT_DEV int select_k(const aot_route_kargs &a, const aot_u32 (&key)[VPT], typename slot_mask<VPT>::type taken, int l, Expert expert)
 {
+    typedef typename slot_mask<VPT>::type M;
     aot_u32 bk, sk;
     int bj, sj, my_e = -1;
-    lane_top2<VPT>(key, 0u, bk, bj, sk, sj); /* taken slots hold key 0 already */
+    lane_top2<VPT>(key, 0, bk, bj, sk, sj); /* taken slots hold key 0 already */
     for (int r = 0; r < a.k; r++) {
         const int e = bk ? expert(bj) : 0x7fffffff;
         int be;
         lanes_argmax<L>(bk, e, be);
         const bool won = bk && e == be;
-        if (won) taken |= 1u << bj, bk = sk, bj = sj, sk = 0;
+        if (won) taken |= (M)1 << bj, bk = sk, bj = sj, sk = 0;
         if (aot_wave_any(won && bk == 0 && r + 1 < a.k)) lane_top2<VPT>(key, taken, bk, bj, sk, sj);
         if (l == r) my_e = be;
     }
@@ -559,6 +571,188 @@ AOT_DEV void route_rows(const aot_route_kargs &a)
     write_slot<L>(a, row, l, w, my_e, row0 < a.tokens);
 }
 
+/* ---- The select layout (AOT_ROUTE_SELECT): L lanes a row, AOT_WAVE / L rows a wave ----
+ * Lane l of a row holds the run of experts [l VPT, (l + 1) VPT), for rows of exactly VPT L
+ * experts whose runs load whole, groups (if any) on whole lanes, k <= L. In place of k rounds of
+ * an argmax (the rows layout spent half of its 637 warp instructions a row for DeepSeek-V3 on
+ * the lanes' looks over their slots between rounds), a threshold:
+ * 1. th = the k-th largest of the candidate lanes' two largest selection scores: those are k
+ *    distinct candidates at or above th, so the top k are all at or above it;
+ * 2. the candidates at or above th (a few more than k where they do not tie) go to a
+ *    block-shared list of the row, in expert order;
+ * 3. an entry's place is the count of entries before it (larger, ties to the lower expert);
+ *    places below k are the output slots.
+ * A row with more than SELECT_LIST such candidates (exact ties at th) takes select_k's rounds,
+ * and so does its whole wave (the rounds shuffle). */
+#define SELECT_LIST 32
+#define SELECT_NONE aot_f32_from_bits(0x7fc00000u) /* NaN: compares false, so it counts nowhere */
+
+struct select_entry {
+    float c; /* selection score */
+    int e;   /* expert */
+};
+
+AOT_DEV int mask_popc(aot_u32 m) { return aot_popc_u32(m); }
+AOT_DEV int mask_popc(unsigned long long m) { return aot_popc_u64(m); }
+AOT_DEV int mask_ctz(aot_u32 m) { return aot_ctz_u32(m); }
+AOT_DEV int mask_ctz(unsigned long long m) { return aot_ctz_u64(m); }
+
+/* The bias [VPT L] into block-shared memory, run r at r (VPT + 4): the lanes of a row read their
+ * runs 16 bytes at a time in other banks. Every thread of the block takes part. */
+template <int VPT, int L>
+AOT_DEV void select_bias_to_shared(const aot_route_kargs &a, float *bias)
+{
+    const int t = aot_thread_x();
+    if (a.bias && t < VPT * L / 4) {
+        const aot_u32x4 b = aot_load_u32x4((const aot_u32 *)a.bias + 4 * t);
+        aot_store_u32x4((aot_u32 *)bias + 4 * t + 4 * t / VPT * 4, b);
+    }
+    aot_sync_block();
+}
+
+/* Is the lane's group among the row's topk_group best? A group lies on 2^group_shift lanes; m1 >=
+ * m2 are the lane's two largest selection scores, `base` the row's first lane in the wave. */
+AOT_DEV bool select_group_kept(const aot_route_kargs &a, int l, int base, float m1, float m2)
+{
+    const int g = l >> a.group_shift;
+    top2_lanes(m1, m2, 1 << a.group_shift);
+    const float gs = a.bias ? m1 + m2 : m1; /* groups have VPT >= 2 experts */
+    int place = 0;
+    for (int h = 0; h < a.n_group; h++) {
+        const float o = aot_shfl_f32(gs, base + (h << a.group_shift));
+        place += o > gs || (o == gs && h < g);
+    }
+    return place < a.topk_group;
+}
+
+/* The k-th largest of the 2 L values (m1, m2) of the row's lanes (NaN: not a candidate), or -inf
+ * where fewer than k values are candidates. */
+template <int L>
+AOT_DEV float select_threshold(int k, int base, float m1, float m2)
+{
+    int n1 = 0, n2 = 0; /* values at or above m1, m2 */
+#pragma unroll
+    for (int o = 0; o < L; o++) {
+        const float u1 = aot_shfl_f32(m1, base + o), u2 = aot_shfl_f32(m2, base + o);
+        n1 += (u1 >= m1) + (u2 >= m1);
+        n2 += (u1 >= m2) + (u2 >= m2);
+    }
+    float th = n1 >= k ? m1 : -AOT_INF;
+    if (n2 >= k) th = aot_fmaxf(th, m2);
+    for (int m = 1; m < L; m <<= 1) th = aot_fmaxf(th, aot_shfl_xor_f32(th, m));
+    return th;
+}
+
+/* Count of this lane's run before it in the row's list: an exclusive sum over the row's lanes
+ * (total: the row's). */
+template <int L>
+AOT_DEV int select_offset(int n, int l, int base, int &total)
+{
+    int s = n;
+    for (int d = 1; d < L; d <<= 1) {
+        const int o = aot_shfl_i32(s, aot_lane() - (l >= d ? d : 0));
+        if (l >= d) s += o;
+    }
+    total = aot_shfl_i32(s, base + L - 1);
+    return s - n;
+}
+
+/* Does list entry (c, j) come before (mc, i)? Larger first, ties to the lower place (expert). */
+AOT_DEV bool select_before(float c, int j, float mc, int i) { return c > mc || (c == mc && j < i); }
+
+/* Steps 2 and 3: the lane's entries (bits of `mask`) into the row's list at `at`, then each
+ * entry's place, two entries a lane at a time; the slots below k land in `out` (weight,
+ * expert). Returns the lane's slot l as (w, e), e = -1 past the candidates. */
+template <int VPT, int L, int DT>
+AOT_DEV int select_place(const aot_route_kargs &a, int row, int l, const float (&x)[VPT], typename slot_mask<VPT>::type mask,
+                         int at, int n, select_entry *list, select_entry *out, float mx, float inv, float &w)
+{
+    if (mask) {
+        /* read at the set bits only: a test and a store a slot took about 10 instructions a
+         * slot; nvcc makes the read at a variable index a chain of selects (about 70
+         * instructions an entry, ncu), a few entries a lane */
+        float xs[VPT];
+#pragma unroll
+        for (int j = 0; j < VPT; j++) xs[j] = x[j];
+        do {
+            const int j = mask_ctz(mask);
+            mask &= mask - 1;
+            list[at++] = select_entry{xs[j], l * VPT + j};
+        } while (mask);
+    }
+    aot_sync_wave();
+    for (int i0 = l; i0 < n; i0 += 2 * L) {
+        const int i1 = i0 + L < n ? i0 + L : i0;
+        const select_entry m0 = list[i0], m1 = list[i1];
+        int p0 = 0, p1 = 0;
+        for (int j = 0; j < n; j++) {
+            const float c = list[j].c;
+            p0 += select_before(c, j, m0.c, i0);
+            p1 += select_before(c, j, m1.c, i1);
+        }
+        if (p0 < a.k) out[p0] = select_entry{route_score(a.scoring, route_logit<DT>(a, row, m0.e), mx, inv), m0.e};
+        if (i1 != i0 && p1 < a.k) out[p1] = select_entry{route_score(a.scoring, route_logit<DT>(a, row, m1.e), mx, inv), m1.e};
+    }
+    aot_sync_wave();
+    const bool on = l < a.k && l < n;
+    w = on ? out[l].c : 0.0f;
+    return on ? out[l].e : -1;
+}
+
+/* lists: SELECT_LIST + 1 entries a row of the block (+ 1: a wave's rows in other banks), outs:
+ * L a row, bias: the bias as select_bias_to_shared leaves it. */
+template <int VPT, int L, int DT>
+AOT_DEV void route_select(const aot_route_kargs &a, select_entry *lists, select_entry *outs, const float *bias)
+{
+    typedef typename slot_mask<VPT>::type M;
+    constexpr int ROWS = AOT_TOPK_BLOCK / L;
+    const int t = aot_thread_x(), l = t % L, base = aot_lane() - l;
+    const int wave_row = aot_block_x() * ROWS + t / AOT_WAVE * (AOT_WAVE / L);
+    if (wave_row >= a.tokens) return; /* whole waves leave together */
+    /* a row past the last runs on as the last (the shuffles take the whole wave) and writes
+     * nothing */
+    const int row0 = aot_block_x() * ROWS + t / L, row = row0 < a.tokens ? row0 : a.tokens - 1;
+    float x[VPT];
+    load_whole_run<VPT, DT, true>(a, row, l, x);
+    float mx = 0.0f, inv = 0.0f;
+    if (a.scoring == AOT_ROUTE_SOFTMAX) softmax_stats<VPT, L>(x, mx, inv);
+    rows_score<VPT>(a.scoring, x, mx, inv);
+    if (a.bias) {
+#pragma unroll
+        for (int c = 0; c < VPT / 4; c++) {
+            const aot_u32x4 b = aot_load_u32x4((const aot_u32 *)bias + l * (VPT + 4) + 4 * c);
+#pragma unroll
+            for (int i = 0; i < 4; i++) x[4 * c + i] += aot_f32_from_bits(b.v[i]);
+        }
+    }
+    float m1 = -AOT_INF, m2 = -AOT_INF;
+#pragma unroll
+    for (int j = 0; j < VPT; j++) top2_add(m1, m2, x[j]);
+    const bool cand = a.n_group <= 1 || select_group_kept(a, l, base, m1, m2);
+    const float th = select_threshold<L>(a.k, base, cand ? m1 : SELECT_NONE, cand ? m2 : SELECT_NONE);
+    M mask = 0; /* the lane's slots at or above th */
+    if (cand) {
+#pragma unroll
+        for (int j = 0; j < VPT; j++)
+            if (x[j] >= th) mask |= (M)1 << j;
+    }
+    int total;
+    const int at = select_offset<L>(mask_popc(mask), l, base, total);
+    float w;
+    int e;
+    if (!aot_wave_any(total > SELECT_LIST)) {
+        const int r = t / L;
+        e = select_place<VPT, L, DT>(a, row, l, x, mask, at, total, lists + r * (SELECT_LIST + 1), outs + r * L, mx, inv, w);
+    } else {
+        aot_u32 key[VPT]; /* select_k's rounds: the candidates' order keys (0: none) */
+#pragma unroll
+        for (int j = 0; j < VPT; j++) key[j] = cand ? aot_order_key(x[j]) : 0u;
+        e = select_k<VPT, L>(a, key, 0, l, [=](int j) { return l * VPT + j; });
+        w = l < a.k && e >= 0 ? route_score(a.scoring, route_logit<DT>(a, row, e), mx, inv) : 0.0f;
+    }
+    write_slot<L>(a, row, l, w, e, row0 < a.tokens);
+}
+
 /* A wave's row by layout (moe_variants.h). The logits' type is a template argument where that
  * keeps the registers of the kernel (the lane-groups kernel holds 32 at 8 experts a lane with
  * three typed copies); the other layouts read it from a.dtype, as three copies of their rows
@@ -597,14 +791,23 @@ AOT_DEV void route_kernel_body(const aot_route_kargs &a)
         if (a.dtype == AOT_GATING_F32) route_rows<VPT, L, AOT_GATING_F32>(a);
         else if (a.dtype == AOT_GATING_BF16) route_rows<VPT, L, AOT_GATING_BF16>(a);
         else route_rows<VPT, L, AOT_GATING_F16>(a);
+    } else if constexpr (LAYOUT == AOT_ROUTE_SELECT) {
+        /* here, not in route_select: each typed copy would have its own */
+        AOT_SHARED(select_entry, lists, AOT_TOPK_BLOCK / L * (SELECT_LIST + 1));
+        AOT_SHARED(select_entry, outs, AOT_TOPK_BLOCK);
+        AOT_SHARED(aot_u32x4, bias, (VPT + 4) * L / 4);
+        select_bias_to_shared<VPT, L>(a, (float *)bias);
+        if (a.dtype == AOT_GATING_F32) route_select<VPT, L, AOT_GATING_F32>(a, lists, outs, (const float *)bias);
+        else if (a.dtype == AOT_GATING_BF16) route_select<VPT, L, AOT_GATING_BF16>(a, lists, outs, (const float *)bias);
+        else route_select<VPT, L, AOT_GATING_F16>(a, lists, outs, (const float *)bias);
     } else {
         route_layout<VPT, LAYOUT>(a);
     }
 }
 
 /* One kernel per (experts a lane, layout, lanes a row), from the family's list (moe_variants.h). */
-#define ROUTE_KERNEL(name, kargs, vpt, layout, lanes)                                         \
-    AOT_KERNEL AOT_LAUNCH_BOUNDS(AOT_TOPK_BLOCK) void name(kargs a)                           \
+#define ROUTE_KERNEL(name, kargs, vpt, layout, lanes, blocks)                                 \
+    AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(AOT_TOPK_BLOCK, blocks) void name(kargs a)               \
     {                                                                                         \
         route_kernel_body<vpt, layout, lanes>(a);                                             \
     }                                                                                         \

@@ -60,7 +60,7 @@ static aiter_aot_status route_check(const aiter_aot_topk_route_args *a, aot_diag
 }
 
 /* The routers of moe_variants.h. */
-#define ROUTE_ROW(name, kargs, v, lay, l) {AOT_K_##name, v, lay, l},
+#define ROUTE_ROW(name, kargs, v, lay, l, blocks) {AOT_K_##name, v, lay, l},
 static const struct {
     aot_kernel_id id;
     unsigned vpt;
@@ -81,15 +81,47 @@ static const char *route_variant(unsigned vpt, int layout, unsigned lanes)
     return NULL;
 }
 
-/* The kernel's choice for a row of a.experts on a wave of `wave` (moe_variants.h): the rows
- * layout where it fits (route_rows_plan), else vpt experts a lane (the smallest power of two
+/* The kernel's choice for a row of a.experts on a wave of `wave` (moe_variants.h): the select
+ * or the rows layout where one fits (route_select_plan, route_rows_plan), else vpt experts a lane (the smallest power of two
  * with vpt * wave >= experts from aot_op_lanes, or for ungrouped rows in the lane-groups layout
  * experts / wave where a kernel has that count), the layout, and whether each lane's run of
  * logits (vec) and bias (vec_bias) loads whole. */
 typedef struct {
     unsigned vpt, lanes;
-    int layout, vec, vec_bias;
+    int layout, vec, vec_bias, group_shift;
 } route_plan;
+
+/* Does a lane's run of vpt logits load whole: every run wholly in or out of the row, and the
+ * row starts aligned to AOT_ROUTE_CHUNK of a run? */
+static int route_whole_runs(const aiter_aot_topk_route_args *a, unsigned vpt, size_t esize)
+{
+    const unsigned chunk = AOT_ROUTE_CHUNK(vpt * esize);
+    return chunk && a->experts % vpt == 0 && !aot_misaligned(a->gating, chunk) && a->gating_row_stride * esize % chunk == 0;
+}
+
+/* The select layout from this many tokens (H100, its first version against the wave-a-row
+ * kernels: DeepSeek-V3's router 1.09x at 4096 tokens and 1.7x at 1024; 0.80x at 8192 with the
+ * final kernel, 0.68x at 16384). */
+#define SELECT_MIN_TOKENS 8192
+
+/* The select layout's kernel for this row, if one fits (moe_variants.h: AOT_ROUTE_SELECT), the
+ * first of the list that does. */
+static int route_select_plan(const aiter_aot_topk_route_args *a, size_t esize, route_plan *p)
+{
+    if (a->tokens < SELECT_MIN_TOKENS || a->input_ids || aot_misaligned(a->bias, 16)) return 0;
+    for (size_t i = 0; i < ROUTE_VARIANT_COUNT; i++) {
+        const unsigned v = route_variants[i].vpt, l = route_variants[i].lanes;
+        if (route_variants[i].layout != AOT_ROUTE_SELECT || v * l != (unsigned)a->experts || (unsigned)a->k > l ||
+            !route_whole_runs(a, v, esize))
+            continue;
+        const unsigned G = a->n_group > 1 ? (unsigned)(a->experts / a->n_group) : v, LG = G / v;
+        if (G % v || (LG & (LG - 1))) continue;
+        p->vpt = v, p->lanes = l, p->layout = AOT_ROUTE_SELECT, p->vec = 1, p->vec_bias = a->bias != NULL;
+        while (1u << p->group_shift < LG) p->group_shift++; /* the kernel shifts instead of dividing */
+        return 1;
+    }
+    return 0;
+}
 
 /* The rows layout from this many tokens (H100, against the wave-a-row kernels: Llama-4's router
  * 0.86x at 8192 tokens and 0.63x at 65536, DeepSeek-V3's 1.02x and 0.93x, 1.12x at 4096 and up to
@@ -116,19 +148,12 @@ static int route_rows_plan(const aiter_aot_topk_route_args *a, size_t esize, rou
     return best != 0;
 }
 
-/* Does a lane's run of vpt logits load whole: every run wholly in or out of the row, and the
- * row starts aligned to AOT_ROUTE_CHUNK of a run? */
-static int route_whole_runs(const aiter_aot_topk_route_args *a, unsigned vpt, size_t esize)
-{
-    const unsigned chunk = AOT_ROUTE_CHUNK(vpt * esize);
-    return chunk && a->experts % vpt == 0 && !aot_misaligned(a->gating, chunk) && a->gating_row_stride * esize % chunk == 0;
-}
 
 static route_plan route_plan_for(const aiter_aot_topk_route_args *a, unsigned vpt, unsigned wave)
 {
     const size_t esize = a->gating_dtype == AITER_AOT_DTYPE_F32 ? 4 : 2;
-    route_plan p = {vpt, 0, AOT_ROUTE_STRIDED, 0, 0};
-    if (route_rows_plan(a, esize, &p)) return p;
+    route_plan p = {vpt, 0, AOT_ROUTE_STRIDED, 0, 0, 0};
+    if (route_select_plan(a, esize, &p) || route_rows_plan(a, esize, &p)) return p;
     if (a->input_ids) {
         p.layout = a->scoring == AITER_AOT_ROUTE_SOFTMAX ? AOT_ROUTE_GENERAL : AOT_ROUTE_HASH;
         return p;
@@ -157,7 +182,7 @@ static unsigned route_rows_per_block(const route_plan *p, int k, unsigned wave)
 {
     unsigned lanes = 1;
     while (p->layout == AOT_ROUTE_HASH && lanes < (unsigned)k) lanes <<= 1;
-    return AOT_TOPK_BLOCK / (p->layout == AOT_ROUTE_HASH ? lanes : p->layout == AOT_ROUTE_ROWS ? p->lanes : wave);
+    return AOT_TOPK_BLOCK / (p->layout == AOT_ROUTE_HASH ? lanes : p->layout == AOT_ROUTE_ROWS || p->layout == AOT_ROUTE_SELECT ? p->lanes : wave);
 }
 
 aiter_aot_status aiter_aot_topk_route(const aiter_aot_topk_route_args *args, void *stream)
@@ -180,7 +205,7 @@ aiter_aot_status aiter_aot_topk_route(const aiter_aot_topk_route_args *args, voi
                          .renormalize = a.renormalize != 0, .dtype = (int32_t)a.gating_dtype,
                          .ids_int64 = a.topk_ids_int64 != 0, .hash_int64 = a.hash_ids_int64 != 0,
                          .scale = a.routed_scaling_factor == 0.0f ? 1.0f : a.routed_scaling_factor, .vec = p.vec,
-                         .vec_bias = p.vec_bias};
+                         .vec_bias = p.vec_bias, .group_shift = p.group_shift};
     const unsigned rows_per_block = route_rows_per_block(&p, a.k, wave);
     const unsigned grid = (unsigned)((a.tokens + rows_per_block - 1) / rows_per_block);
     const char *name = route_variant(p.vpt, p.layout, p.lanes);

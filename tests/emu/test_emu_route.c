@@ -124,7 +124,16 @@ int main(int argc, char **argv)
         {8197, 384, 6, SPLUS, BF16, 2, 0, 0, 1, 1.5f, 0, 0, 0, 0, 0, 0},
         {8197, 128, 1, SIGMOID, F32, 0, 0, 0, 0, 1.0f, 0, 0, 1, 0, 0, 0},
         {8197, 160, 6, SOFTMAX, F16, 1, 0, 0, 1, 1.0f, 0, 0, 3, 0, 0, 0},
-        {8197, 40, 5, SPLUS, F32, 0, 0, 0, 0, 3.0f, 0, 1, 2, 0, 0, 0}};
+        {8197, 40, 5, SPLUS, F32, 0, 0, 0, 0, 3.0f, 0, 1, 2, 0, 0, 0},
+        /* the select layout (from 8192 tokens, rows of 256 and 384 experts; 128 take the rows
+         * layout): groups of two lanes, softmax groups, ties (rows past its list take the
+         * rounds), NaN, wide logits */
+        {8197, 256, 8, SIGMOID, BF16, 1, 4, 2, 1, 2.5f, 0, 0, 0, 0, 0, 0},
+        {8197, 256, 8, SOFTMAX, F16, 0, 8, 3, 1, 1.0f, 0, 0, 1, 0, 0, 0},
+        {8197, 384, 6, SPLUS, F16, 0, 0, 0, 1, 1.5f, 0, 1, 2, 0, 0, 0},
+        {8197, 384, 6, SPLUS, F32, 1, 0, 0, 1, 1.5f, 0, 0, 4, 0, 0, 0},
+        {8197, 128, 1, SIGMOID, BF16, 1, 0, 0, 0, 1.0f, 0, 0, 2, 0, 0, 0},
+        {8197, 128, 4, SIGMOID, F16, 0, 0, 0, 1, 1.0f, 0, 0, 1, 0, 0, 0}};
     for (size_t i = 0; i < sizeof rc / sizeof rc[0]; i++) harness_route(&m, &rc[i], seed++, &t);
 
     align_case ac[] = {
