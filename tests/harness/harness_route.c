@@ -318,7 +318,8 @@ void harness_route_gpu(const harness_mem *m, harness_tally *t, int quick, uint64
         {4099, 192, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_F16, 1, 0, 0, 1, 1.0f, 0, 0, 2, 0, 0, 0},
         {4099, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_BF16, 2, 0, 0, 1, 1.5f, 0, 0, 5, 0, 0, 0},
         {333, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_F16, 2, 0, 0, 1, 1.5f, 0, 0, 0, 0, 1, 1},
-        /* the select layout: ties (rows past its list take the rounds), NaN, groups of two lanes */
+        /* from 8192 tokens, the select layout (256 and 384 experts; 128 take the rows layout): ties
+         * (rows past its list take the rounds), NaN, groups of two lanes */
         {8200, 256, 8, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_BF16, 1, 8, 4, 1, 2.5f, 0, 0, 2, 0, 0, 0},
         {8200, 384, 6, AITER_AOT_ROUTE_SQRT_SOFTPLUS, AITER_AOT_DTYPE_F16, 2, 0, 0, 1, 1.5f, 0, 0, 1, 0, 0, 0},
         {8200, 128, 1, AITER_AOT_ROUTE_SIGMOID, AITER_AOT_DTYPE_F32, 0, 0, 0, 0, 1.0f, 0, 0, 2, 0, 0, 0},
