@@ -314,9 +314,9 @@ AOT_DEV void load_run(const aot_u32 *p, aot_u32 (&w)[N / 4])
     }
 }
 
-/* Run `run` of VPT logits of a row (the lane-groups and select layouts), read in whole loads
- * (a.vec); a run past the row (none where FULL) reads the row's first run instead (a valid
- * address) and holds -inf. */
+/* Run `run` of VPT logits of a row, read in whole loads (the lane-groups layout where a.vec, the
+ * select layout always: the runtime checks the alignment); a run past the row (none where FULL)
+ * reads the row's first run instead (a valid address) and holds -inf. */
 template <int VPT, int DT, bool FULL = false>
 AOT_DEV void load_whole_run(const aot_route_kargs &a, int row, int run, float (&x)[VPT])
 {

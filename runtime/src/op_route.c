@@ -82,10 +82,11 @@ static const char *route_variant(unsigned vpt, int layout, unsigned lanes)
 }
 
 /* The kernel's choice for a row of a.experts on a wave of `wave` (moe_variants.h): the select
- * or the rows layout where one fits (route_select_plan, route_rows_plan), else vpt experts a lane (the smallest power of two
- * with vpt * wave >= experts from aot_op_lanes, or for ungrouped rows in the lane-groups layout
- * experts / wave where a kernel has that count), the layout, and whether each lane's run of
- * logits (vec) and bias (vec_bias) loads whole. */
+ * or the rows layout where one fits (route_select_plan, route_rows_plan), else vpt experts a
+ * lane (the smallest power of two with vpt * wave >= experts from aot_op_lanes, or for
+ * ungrouped rows in the lane-groups layout experts / wave where a kernel has that count), the
+ * layout, whether each lane's run of logits (vec) and bias (vec_bias) loads whole in the
+ * lane-groups layout, and the select layout's group_shift. */
 typedef struct {
     unsigned vpt, lanes;
     int layout, vec, vec_bias, group_shift;
@@ -116,7 +117,7 @@ static int route_select_plan(const aiter_aot_topk_route_args *a, size_t esize, r
             continue;
         const unsigned G = a->n_group > 1 ? (unsigned)(a->experts / a->n_group) : v, LG = G / v;
         if (G % v || (LG & (LG - 1))) continue;
-        p->vpt = v, p->lanes = l, p->layout = AOT_ROUTE_SELECT, p->vec = 1, p->vec_bias = a->bias != NULL;
+        p->vpt = v, p->lanes = l, p->layout = AOT_ROUTE_SELECT; /* its runs load whole: checked above */
         while (1u << p->group_shift < LG) p->group_shift++; /* the kernel shifts instead of dividing */
         return 1;
     }
@@ -147,7 +148,6 @@ static int route_rows_plan(const aiter_aot_topk_route_args *a, size_t esize, rou
     if (best) p->layout = AOT_ROUTE_ROWS;
     return best != 0;
 }
-
 
 static route_plan route_plan_for(const aiter_aot_topk_route_args *a, unsigned vpt, unsigned wave)
 {
