@@ -105,7 +105,11 @@ AOT_DEV void mma(int f16, float (&c)[S::C], const aot_u16 (&x)[S::A], const aot_
 /* Sequence b's rows and keys for query head h. */
 AOT_DEV fmha_seq seq_of(const aot_fmha_kargs &a, int b, int h)
 {
-    return {a.cu_q[b], a.cu_q[b + 1] - a.cu_q[b], a.cu_k[b], a.cu_k[b + 1] - a.cu_k[b], h, h / (a.hq / a.hk)};
+    /* the same in every lane, and known so (aot_uniform_i32): the tile's loops, stage indices and
+     * wgmma descriptors then stay in uniform registers, not moved over before every product */
+    const int q0 = aot_uniform_i32(a.cu_q[b]), q1 = aot_uniform_i32(a.cu_q[b + 1]);
+    const int k0 = aot_uniform_i32(a.cu_k[b]), k1 = aot_uniform_i32(a.cu_k[b + 1]);
+    return {q0, q1 - q0, k0, k1 - k0, h, h / (a.hq / a.hk)};
 }
 
 /* What a block works on: its sequence, the first row of the block and of this wave. */
@@ -794,6 +798,7 @@ AOT_DEV void ws_step(const aot_fmha_kargs &a, ws_tiles<D, DV, KEYS, NG> &t, cons
 {
     typedef fmha_mma S;
     constexpr int NS = KEYS / S::N, NO = DV / S::N;
+    it = aot_uniform_i32(it); /* the same in every lane; said so, the stage's descriptors are uniform */
     const int st = it % WS_ST, prev = (it - 1) % WS_ST;
     float alpha[S::C_ROWS];
     aot_mbar_wait(&t.k_full[st], it / WS_ST & 1);
@@ -890,7 +895,7 @@ AOT_DEV void fmha_ws(const aot_fmha_ws_kargs &w)
         }
     }
     aot_sync_block();
-    const int group = aot_thread_x() / WS_GROUP;
+    const int group = aot_uniform_i32(aot_thread_x() / WS_GROUP);
     if (group == 0) {
         aot_regs_lower<24>();
         if (aot_thread_x() < AOT_WAVE) ws_producer<D, DV, KEYS, NG>(w, t);

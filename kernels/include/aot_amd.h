@@ -48,6 +48,7 @@ AOT_DEV bool aot_wave_any(bool p) { return __builtin_amdgcn_ballot_w64(p) != 0; 
 
 /* ds_bpermute_b32 takes a byte address: lane * 4. */
 AOT_DEV int aot_shfl_i32(int v, int src) { return __builtin_amdgcn_ds_bpermute(src << 2, v); }
+AOT_DEV int aot_uniform_i32(int v) { return __builtin_amdgcn_readfirstlane(v); }
 
 AOT_DEV float aot_exp2_fast(float x) { return __builtin_amdgcn_exp2f(x); }
 AOT_DEV float aot_log2_fast(float x) { return __builtin_amdgcn_logf(x); }

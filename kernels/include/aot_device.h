@@ -20,6 +20,11 @@
  *   aot_sync_wave()        barrier for the wave, with shared-memory ordering among its lanes
  *   aot_lane()             lane within the wave
  *   aot_shfl_i32(v, src)   v of lane `src` of the same wave (every lane must take part)
+ *   aot_uniform_i32(v)     v of the wave's first lane (every lane must take part): for a value
+ *                          the same in every lane that the compiler cannot prove so (loaded
+ *                          from memory, or computed from the thread's index), so that it and
+ *                          what follows from it stay in uniform (NVIDIA) or scalar (AMD)
+ *                          registers and branches on it stay uniform
  *   aot_exp2_fast(x)       2^x in fp32, hardware approximation (<= 2 ulp on both vendors; a
  *                          result below 2^-126 may flush to zero)
  *   aot_log2_fast(x)       log2(x) in fp32, hardware approximation (<= 2 ulp on both vendors)
@@ -64,8 +69,11 @@
  *   aot_mbar_expect(b, n)  one arrival that also expects n more bytes of copies or remote
  *                          stores in this phase (they may land before it)
  *   aot_mbar_wait(b, parity)  until the phase of that parity (0, 1, 0, ... as they complete)
- *                          has completed; what was copied or stored into it, from any block of
- *                          the cluster, is then visible
+ *                          has completed; the block's tensor copies completed on it, and what
+ *                          the block's threads stored before their arrivals, are then visible
+ *   aot_mbar_wait_cluster(b, parity)  the same, and other blocks' aot_store_remote completed on
+ *                          b are visible too (a wider acquire, which costs more on NVIDIA: use
+ *                          it for such barriers only)
  *   aot_copy_tile(dst, map, c0, c1, c2, b)  the tensor copy of map's box at element (c0, c1,
  *                          c2) into dst, a 64-column panel of a swizzled tile (aot_swz) whose
  *                          rows are the box's, c1 fastest (1024-byte aligned); elements outside

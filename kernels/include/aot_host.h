@@ -43,6 +43,7 @@ AOT_DEV int aot_lane(void) { return emu_thread_x() % AOT_WAVE; }
 AOT_DEV int aot_emu_no_exchange(void *const *, unsigned, char *, size_t) { return 0; }
 AOT_DEV void aot_sync_wave(void) { emu_wave_collective(NULL, aot_emu_no_exchange); }
 AOT_DEV int aot_shfl_i32(int v, int src) { return emu_shfl(v, src); }
+AOT_DEV int aot_uniform_i32(int v) { return emu_shfl(v, 0); }
 AOT_DEV float aot_exp2_fast(float x) { return exp2f(x); }
 AOT_DEV float aot_log2_fast(float x) { return log2f(x); }
 AOT_DEV float aot_rsqrt_fast(float x) { return 1.0f / sqrtf(x); }
@@ -84,6 +85,7 @@ AOT_DEV void aot_mbar_wait(aot_mbar *b, int parity)
 {
     while ((b->phases & 1) == parity) emu_spin();
 }
+AOT_DEV void aot_mbar_wait_cluster(aot_mbar *b, int parity) { aot_mbar_wait(b, parity); }
 /* The map is an emu_tile_map (emu.h); the box lands as aot_swz's panel of 64 columns. */
 #include "aot_tile.h"
 AOT_DEV void aot_copy_tile(unsigned short *dst, const void *map, int c0, int c1, int c2, aot_mbar *b)

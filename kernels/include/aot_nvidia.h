@@ -17,6 +17,7 @@ AOT_DEV void aot_sync_block(void) { __syncthreads(); }
 AOT_DEV void aot_sync_wave(void) { __syncwarp(); }
 AOT_DEV int aot_lane(void) { return (int)(threadIdx.x & 31u); }
 AOT_DEV int aot_shfl_i32(int v, int src) { return __shfl_sync(0xffffffffu, v, src); }
+AOT_DEV int aot_uniform_i32(int v) { return __shfl_sync(0xffffffffu, v, 0); }
 #define AOT_SHFL_XOR 1
 AOT_DEV int aot_shfl_xor_i32(int v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
 /* ex2.approx.ftz: one MUFU.EX2 (exp2f adds a rescale for results below 2^-126; they flush to
@@ -384,16 +385,19 @@ AOT_DEV void aot_mbar_expect(aot_mbar *b, int bytes)
 {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(aot_nv_smem(b)), "r"(bytes) : "memory");
 }
-/* try_wait suspends the thread for a while before it answers no, so the loop does not spin hot;
- * the acquire is cluster-wide because remote blocks' st.async complete on these barriers. */
-AOT_DEV void aot_mbar_wait(aot_mbar *b, int parity)
-{
-    unsigned done;
-    do {
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done) : "r"(aot_nv_smem(b)), "r"(parity) : "memory");
-    } while (!done);
-}
+/* try_wait suspends the thread for a while before it answers no, so the loop does not spin hot.
+ * The acquire is the block's: enough for the block's own arrivals and tensor copies. A barrier
+ * that other blocks' st.async complete needs the cluster's (aot_mbar_wait_cluster), which costs
+ * an invalidation of the L1 cache (CCTL.IVALL) after every wait. */
+#define AOT_NV_MBAR_WAIT(scope)                                                                 \
+    unsigned done;                                                                              \
+    do {                                                                                        \
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire." scope ".shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" \
+                     : "=r"(done) : "r"(aot_nv_smem(b)), "r"(parity) : "memory");               \
+    } while (!done)
+AOT_DEV void aot_mbar_wait(aot_mbar *b, int parity) { AOT_NV_MBAR_WAIT("cta"); }
+AOT_DEV void aot_mbar_wait_cluster(aot_mbar *b, int parity) { AOT_NV_MBAR_WAIT("cluster"); }
+#undef AOT_NV_MBAR_WAIT
 AOT_DEV void aot_copy_tile(unsigned short *dst, const void *map, int c0, int c1, int c2, aot_mbar *b)
 {
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"

@@ -936,7 +936,7 @@ AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r)
     CL_TILES(it, tile) {
         const int q = it % G::NS;
         if (lane == 0) aot_mbar_expect(&s.part[q], CL_B * CL_RV * 4);
-        aot_mbar_wait(&s.part[q], it / G::NS & 1);
+        aot_mbar_wait_cluster(&s.part[q], it / G::NS & 1);
         float v = 0.0f;
         if (lane <= AOT_MHC_MIX)
             for (int k = 0; k < CL_B; k++) v += s.recv[q][k][lane];
@@ -1055,7 +1055,7 @@ template <class G>
 AOT_DEV void cl_release(cl_shared<G> &s, int it, int m)
 {
     const int q = it % G::NS;
-    aot_mbar_wait(&s.cf[q], it / G::NS & 1);
+    aot_mbar_wait_cluster(&s.cf[q], it / G::NS & 1);
     aot_sync_named(2, CL_MIX_THREADS);
     if (m == 0) aot_mbar_arrive(&s.empty[q]);
 }
@@ -1092,7 +1092,7 @@ AOT_DEV void cl_mix(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r, int 
             aot_mbar_wait(&s.full[q], it / G::NS & 1);
             if (G::POST) aot_copy_async_wait_prior<1>(); /* this tile's x (the next tile's may be in flight) */
         } else {
-            aot_mbar_wait(&s.cf[q], it / G::NS & 1);
+            aot_mbar_wait_cluster(&s.cf[q], it / G::NS & 1);
         }
 #pragma unroll 1
         for (int k0 = 0; k0 < PER; k0 += ROUND) {
