@@ -663,7 +663,7 @@ AOT_DEV bool select_before(float c, int j, float mc, int i) { return c > mc || (
 /* Steps 2 and 3: the lane's entries (bits of `mask`) into the row's list at `at`, then each
  * entry's place, two entries a lane at a time; the slots below k land in `out` (weight,
  * expert). Returns the lane's slot l as (w, e), e = -1 past the candidates. */
-template <int VPT, int L, int DT>
+template <int VPT, int L>
 AOT_DEV int select_place(const aot_route_kargs &a, int row, int l, const float (&x)[VPT], typename slot_mask<VPT>::type mask,
                          int at, int n, select_entry *list, select_entry *out, float mx, float inv, float &w)
 {
@@ -690,8 +690,8 @@ AOT_DEV int select_place(const aot_route_kargs &a, int row, int l, const float (
             p0 += select_before(c, j, m0.c, i0);
             p1 += select_before(c, j, m1.c, i1);
         }
-        if (p0 < a.k) out[p0] = select_entry{route_score(a.scoring, route_logit<DT>(a, row, m0.e), mx, inv), m0.e};
-        if (i1 != i0 && p1 < a.k) out[p1] = select_entry{route_score(a.scoring, route_logit<DT>(a, row, m1.e), mx, inv), m1.e};
+        if (p0 < a.k) out[p0] = select_entry{route_score(a.scoring, route_logit<-1>(a, row, m0.e), mx, inv), m0.e};
+        if (i1 != i0 && p1 < a.k) out[p1] = select_entry{route_score(a.scoring, route_logit<-1>(a, row, m1.e), mx, inv), m1.e};
     }
     aot_sync_wave();
     const bool on = l < a.k && l < n;
@@ -701,7 +701,7 @@ AOT_DEV int select_place(const aot_route_kargs &a, int row, int l, const float (
 
 /* lists: SELECT_LIST + 1 entries a row of the block (+ 1: a wave's rows in other banks), outs:
  * L a row, bias: the bias as select_bias_to_shared leaves it. */
-template <int VPT, int L, int DT>
+template <int VPT, int L>
 AOT_DEV void route_select(const aot_route_kargs &a, select_entry *lists, select_entry *outs, const float *bias)
 {
     typedef typename slot_mask<VPT>::type M;
@@ -713,7 +713,11 @@ AOT_DEV void route_select(const aot_route_kargs &a, select_entry *lists, select_
      * nothing */
     const int row0 = aot_block_x() * ROWS + t / L, row = row0 < a.tokens ? row0 : a.tokens - 1;
     float x[VPT];
-    load_whole_run<VPT, DT, true>(a, row, l, x);
+    /* the logits' type only here: one copy of the rest (three typed copies took 430 KB of
+     * sm_90a code for the two select kernels) */
+    if (a.dtype == AOT_GATING_F32) load_whole_run<VPT, AOT_GATING_F32, true>(a, row, l, x);
+    else if (a.dtype == AOT_GATING_BF16) load_whole_run<VPT, AOT_GATING_BF16, true>(a, row, l, x);
+    else load_whole_run<VPT, AOT_GATING_F16, true>(a, row, l, x);
     float mx = 0.0f, inv = 0.0f;
     if (a.scoring == AOT_ROUTE_SOFTMAX) softmax_stats<VPT, L>(x, mx, inv);
     rows_score<VPT>(a.scoring, x, mx, inv);
@@ -742,13 +746,13 @@ AOT_DEV void route_select(const aot_route_kargs &a, select_entry *lists, select_
     int e;
     if (!aot_wave_any(total > SELECT_LIST)) {
         const int r = t / L;
-        e = select_place<VPT, L, DT>(a, row, l, x, mask, at, total, lists + r * (SELECT_LIST + 1), outs + r * L, mx, inv, w);
+        e = select_place<VPT, L>(a, row, l, x, mask, at, total, lists + r * (SELECT_LIST + 1), outs + r * L, mx, inv, w);
     } else {
         aot_u32 key[VPT]; /* select_k's rounds: the candidates' order keys (0: none) */
 #pragma unroll
         for (int j = 0; j < VPT; j++) key[j] = cand ? aot_order_key(x[j]) : 0u;
         e = select_k<VPT, L>(a, key, 0, l, [=](int j) { return l * VPT + j; });
-        w = l < a.k && e >= 0 ? route_score(a.scoring, route_logit<DT>(a, row, e), mx, inv) : 0.0f;
+        w = l < a.k && e >= 0 ? route_score(a.scoring, route_logit<-1>(a, row, e), mx, inv) : 0.0f;
     }
     write_slot<L>(a, row, l, w, e, row0 < a.tokens);
 }
@@ -792,14 +796,12 @@ AOT_DEV void route_kernel_body(const aot_route_kargs &a)
         else if (a.dtype == AOT_GATING_BF16) route_rows<VPT, L, AOT_GATING_BF16>(a);
         else route_rows<VPT, L, AOT_GATING_F16>(a);
     } else if constexpr (LAYOUT == AOT_ROUTE_SELECT) {
-        /* here, not in route_select: each typed copy would have its own */
+        /* the block's shared arrays, which route_select reads through pointers */
         AOT_SHARED(select_entry, lists, AOT_TOPK_BLOCK / L * (SELECT_LIST + 1));
         AOT_SHARED(select_entry, outs, AOT_TOPK_BLOCK);
         AOT_SHARED(aot_u32x4, bias, (VPT + 4) * L / 4);
         select_bias_to_shared<VPT, L>(a, (float *)bias);
-        if (a.dtype == AOT_GATING_F32) route_select<VPT, L, AOT_GATING_F32>(a, lists, outs, (const float *)bias);
-        else if (a.dtype == AOT_GATING_BF16) route_select<VPT, L, AOT_GATING_BF16>(a, lists, outs, (const float *)bias);
-        else route_select<VPT, L, AOT_GATING_F16>(a, lists, outs, (const float *)bias);
+        route_select<VPT, L>(a, lists, outs, (const float *)bias);
     } else {
         route_layout<VPT, LAYOUT>(a);
     }
