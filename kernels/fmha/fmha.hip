@@ -643,7 +643,7 @@ AOT_DEV void fmha_body(const aot_fmha_kargs &a)
 }
 
 /* blocks: how many blocks per multiprocessor the registers are capped for (sm_90a; d = 128 at
- * 3 blocks, 161 registers, ran 1.27x faster than at 2 (184) on the H200 of 2026-12-03; each
+ * 3 blocks, 163 registers, ran 1.27x faster than at 2 (184) on the H200 of 2026-12-03; each
  * variant's count is the most that fits without spilling). */
 #define FMHA_VARIANT(name, kargs, d, dv, blocks)                                               \
     AOT_KERNEL AOT_LAUNCH_BOUNDS_MIN(THREADS, blocks) void name(kargs a) { fmha_body<d, dv>(a); } \
@@ -895,7 +895,7 @@ AOT_DEV void fmha_ws(const aot_fmha_ws_kargs &w)
         }
     }
     aot_sync_block();
-    const int group = aot_uniform_i32(aot_thread_x() / WS_GROUP);
+    const int group = aot_uniform_i32(aot_thread_x() / WS_GROUP); /* said uniform: so are the group's tiles */
     if (group == 0) {
         aot_regs_lower<24>();
         if (aot_thread_x() < AOT_WAVE) ws_producer<D, DV, KEYS, NG>(w, t);

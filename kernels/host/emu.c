@@ -110,6 +110,15 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
     _exit(86);
 }
 
+void emu_misuse(const char *what)
+{
+    char msg[320];
+    int n = snprintf(msg, sizeof msg, "emu: block %d thread %d: %s\n", emu_block_x(), emu_thread_x(), what);
+    if (n > (int)sizeof msg - 1) n = (int)sizeof msg - 1;
+    if (write(2, msg, (size_t)n) < 0) _exit(86);
+    _exit(86);
+}
+
 /* Installs the fault reporter for the length of a launch; the caller's handlers (a GPU
  * runtime's, in tests that run both) come back afterwards. */
 static struct sigaction saved_segv, saved_bus;

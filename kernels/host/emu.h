@@ -68,6 +68,9 @@ void emu_named_barrier(int id, int threads);
 void emu_named_arrive(int id, int threads); /* counts towards that barrier's next release, does not wait */
 void emu_spin(void);
 void emu_progress(void);
+/* A kernel's misuse of the layer that the device would not report (a too-narrow acquire):
+ * printed with the block and thread, then the process exits with status 86, as on a fault. */
+void emu_misuse(const char *what);
 
 /* What the emulator's runtime puts in an aot_tile_map (kernels/include/aot_tile_map.h) for
  * aot_copy_tile (aot_host.h): a 3-dimensional tensor of 16-bit elements, dims[0] contiguous,

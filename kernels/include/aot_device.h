@@ -72,8 +72,9 @@
  *                          has completed; the block's tensor copies completed on it, and what
  *                          the block's threads stored before their arrivals, are then visible
  *   aot_mbar_wait_cluster(b, parity)  the same, and other blocks' aot_store_remote completed on
- *                          b are visible too (a wider acquire, which costs more on NVIDIA: use
- *                          it for such barriers only)
+ *                          b are visible too, with what their threads did before those stores
+ *                          (a wider acquire, which costs more on NVIDIA: use it for such
+ *                          barriers only; the emulator reports aot_mbar_wait on one)
  *   aot_copy_tile(dst, map, c0, c1, c2, b)  the tensor copy of map's box at element (c0, c1,
  *                          c2) into dst, a 64-column panel of a swizzled tile (aot_swz) whose
  *                          rows are the box's, c1 fastest (1024-byte aligned); elements outside

@@ -69,23 +69,31 @@ AOT_DEV T *aot_cluster_map(T *p, int rank) { return (T *)emu_cluster_map(p, rank
 #if AOT_EMU_WAVE == 32
 #define AOT_PIPELINES 1
 #define AOT_GRID_CONSTANT const
-struct aot_mbar {
-    int pending, count, tx, phases; /* arrivals still due, a phase's arrivals, bytes due, phases done */
+struct aot_mbar { /* 16 bytes, as on the device */
+    short pending, count; /* arrivals still due, a phase's arrivals */
+    int tx, phases;       /* bytes due, phases done */
+    int remote;           /* another block's aot_store_remote has completed on it */
 };
 AOT_DEV void aot_emu_mbar_settle(aot_mbar *b)
 {
     if (b->pending == 0 && b->tx == 0) b->phases++, b->pending = b->count;
     emu_progress();
 }
-AOT_DEV void aot_mbar_init(aot_mbar *b, int n) { *b = aot_mbar{n, n, 0, 0}, emu_progress(); }
+AOT_DEV void aot_mbar_init(aot_mbar *b, int n) { *b = aot_mbar{(short)n, (short)n, 0, 0, 0}, emu_progress(); }
 AOT_DEV void aot_mbar_arrive(aot_mbar *b) { b->pending--, aot_emu_mbar_settle(b); }
 AOT_DEV void aot_mbar_expect(aot_mbar *b, int bytes) { b->tx += bytes, b->pending--, aot_emu_mbar_settle(b); }
 AOT_DEV void aot_emu_mbar_complete(aot_mbar *b, int bytes) { b->tx -= bytes, aot_emu_mbar_settle(b); }
-AOT_DEV void aot_mbar_wait(aot_mbar *b, int parity)
+AOT_DEV void aot_mbar_wait_cluster(aot_mbar *b, int parity)
 {
     while ((b->phases & 1) == parity) emu_spin();
 }
-AOT_DEV void aot_mbar_wait_cluster(aot_mbar *b, int parity) { aot_mbar_wait(b, parity); }
+/* The device's block-scope acquire does not order other blocks' remote stores: a wait that
+ * needs them must be aot_mbar_wait_cluster, which the emulator checks here. */
+AOT_DEV void aot_mbar_wait(aot_mbar *b, int parity)
+{
+    aot_mbar_wait_cluster(b, parity);
+    if (b->remote) emu_misuse("aot_mbar_wait on an mbarrier that other blocks' aot_store_remote complete: use aot_mbar_wait_cluster");
+}
 /* The map is an emu_tile_map (emu.h); the box lands as aot_swz's panel of 64 columns. */
 #include "aot_tile.h"
 AOT_DEV void aot_copy_tile(unsigned short *dst, const void *map, int c0, int c1, int c2, aot_mbar *b)
@@ -105,8 +113,10 @@ AOT_DEV void aot_copy_tile(unsigned short *dst, const void *map, int c0, int c1,
 }
 AOT_DEV void aot_store_remote(void *p, aot_mbar *b, int rank, const unsigned (&v)[4])
 {
+    aot_mbar *target = (aot_mbar *)emu_cluster_map(b, rank);
     memcpy(emu_cluster_map(p, rank), v, 16);
-    aot_emu_mbar_complete((aot_mbar *)emu_cluster_map(b, rank), 16);
+    if (rank != aot_cluster_rank()) target->remote = 1;
+    aot_emu_mbar_complete(target, 16);
 }
 AOT_DEV void aot_sync_named(int id, int threads) { emu_named_barrier(id, threads); }
 AOT_DEV void aot_arrive_named(int id, int threads) { emu_named_arrive(id, threads); }

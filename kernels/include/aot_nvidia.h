@@ -389,14 +389,14 @@ AOT_DEV void aot_mbar_expect(aot_mbar *b, int bytes)
  * The acquire is the block's: enough for the block's own arrivals and tensor copies. A barrier
  * that other blocks' st.async complete needs the cluster's (aot_mbar_wait_cluster), which costs
  * an invalidation of the L1 cache (CCTL.IVALL) after every wait. */
-#define AOT_NV_MBAR_WAIT(scope)                                                                 \
+#define AOT_NV_MBAR_WAIT(scope, b, parity)                                                      \
     unsigned done;                                                                              \
     do {                                                                                        \
         asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire." scope ".shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" \
                      : "=r"(done) : "r"(aot_nv_smem(b)), "r"(parity) : "memory");               \
     } while (!done)
-AOT_DEV void aot_mbar_wait(aot_mbar *b, int parity) { AOT_NV_MBAR_WAIT("cta"); }
-AOT_DEV void aot_mbar_wait_cluster(aot_mbar *b, int parity) { AOT_NV_MBAR_WAIT("cluster"); }
+AOT_DEV void aot_mbar_wait(aot_mbar *b, int parity) { AOT_NV_MBAR_WAIT("cta", b, parity); }
+AOT_DEV void aot_mbar_wait_cluster(aot_mbar *b, int parity) { AOT_NV_MBAR_WAIT("cluster", b, parity); }
 #undef AOT_NV_MBAR_WAIT
 AOT_DEV void aot_copy_tile(unsigned short *dst, const void *map, int c0, int c1, int c2, aot_mbar *b)
 {

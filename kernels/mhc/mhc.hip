@@ -1050,7 +1050,10 @@ AOT_DEV aot_u32x4 cl_mean4(const aot_u32x4 (&o)[N_])
 
 /* Hands tile it's slot back to the producer once cf[q] has completed: every owner of the tile
  * has read every block's records, so the products are done with the slot and the records'
- * buffer is free. */
+ * buffer is free. The cluster's acquire stays even where the mix reads nothing cf brought (the
+ * delayed variants): it is what orders the other owners' reads of their records before this
+ * block's next products store into them, as the chain after it (empty, the producer, full)
+ * is the block's alone. */
 template <class G>
 AOT_DEV void cl_release(cl_shared<G> &s, int it, int m)
 {

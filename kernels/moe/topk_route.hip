@@ -796,7 +796,7 @@ AOT_DEV void route_kernel_body(const aot_route_kargs &a)
         else if (a.dtype == AOT_GATING_BF16) route_rows<VPT, L, AOT_GATING_BF16>(a);
         else route_rows<VPT, L, AOT_GATING_F16>(a);
     } else if constexpr (LAYOUT == AOT_ROUTE_SELECT) {
-        /* the block's shared arrays, which route_select reads through pointers */
+        /* the block's shared arrays: select_bias_to_shared fills one before route_select */
         AOT_SHARED(select_entry, lists, AOT_TOPK_BLOCK / L * (SELECT_LIST + 1));
         AOT_SHARED(select_entry, outs, AOT_TOPK_BLOCK);
         AOT_SHARED(aot_u32x4, bias, (VPT + 4) * L / 4);

@@ -171,7 +171,7 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(64) void pipeline_probe(AOT_GRID_CONSTANT aot_pipel
         const unsigned v[4] = {100u * r, 100u * r + 1, 100u * r + 2, 100u * r + 3};
         aot_store_remote(got, &bar[0], 1 - r, v);
         aot_mbar_expect(&bar[0], 16);
-        aot_mbar_wait(&bar[0], 0);
+        aot_mbar_wait_cluster(&bar[0], 0); /* the other block's store: the cluster's acquire */
         for (int i = 0; i < 4; i++) p.out[4 * r + i] = (int32_t)got[i];
         aot_mbar_expect(&bar[1], 64 * 2 * 2 * 2);
         aot_copy_tile(tile, p.map, 0, 2, 0, &bar[1]);
