@@ -946,6 +946,9 @@ AOT_DEV void cl_owner(const aot_mhc_cluster_kargs &a, cl_shared<G> &s, int r)
         unsigned p[4];
 #pragma unroll
         for (int k = 0; k < 4; k++) p[k] = aot_bits_from_f32(aot_shfl_f32(pre, k));
+        /* every lane's reads of recv before any lane's store: block j's next records wait (its
+         * cluster acquire on cf) for lane j's store alone, and shuffles order no memory */
+        aot_sync_wave();
         if (lane < CL_B) aot_store_remote(&s.coef[q][r][0], &s.cf[q], lane, p);
         const aot_i64 t = (aot_i64)tile * CL_T + r;
         if (cl_delayed<G>(a) && lane < N_ && t < a.tokens) a.pre_out[t * N_ + lane] = pre;
