@@ -13,13 +13,15 @@
 #include "moe_kargs.h"
 
 /* Every kernel of the families' variant lists (runtime/src/kernel_ids.h); those built where
- * AOT_PIPELINES is (sm_90a's warp-specialized pipelines) only at wave 32. */
+ * AOT_PIPELINES is (sm_90a's warp-specialized pipelines) and the wave-32 lists only at wave 32. */
 #define EMU_KERNELS(X)                                                                      \
     AOT_TOPK_VARIANTS(X) AOT_MOE_SORT_VARIANTS(X) AOT_ROUTE_VARIANTS(X) AOT_MOE_ALIGN_VARIANTS(X) \
     AOT_MHC_VARIANTS(X) AOT_FMHA_VARIANTS(X)
 
 #if AOT_EMU_WAVE == 32
-#define EMU_KERNELS_W32(X) AOT_MHC_PIPELINE_VARIANTS(X) AOT_FMHA_PIPELINE_VARIANTS(X)
+#define EMU_KERNELS_W32(X)                                                                  \
+    AOT_TOPK_WAVE32_VARIANTS(X) AOT_ROUTE_WAVE32_VARIANTS(X) AOT_MHC_PIPELINE_VARIANTS(X) \
+    AOT_FMHA_PIPELINE_VARIANTS(X)
 #else
 #define EMU_KERNELS_W32(X)
 #endif

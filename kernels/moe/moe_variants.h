@@ -24,8 +24,6 @@
     X(topk_softmax_v8_full, aot_topk_kargs, 8, true, 1, TOPK_ANY, AOT_TOPK_ONE_ROW_BLOCKS)      \
     X(topk_softmax_v16, aot_topk_kargs, 16, false, 1, TOPK_ANY, 6)                              \
     X(topk_softmax_v16_full, aot_topk_kargs, 16, true, 1, TOPK_ANY, 6)                          \
-    X(topk_softmax_v32, aot_topk_kargs, 32, false, 1, TOPK_ANY, 3)                              \
-    X(topk_softmax_v32_full, aot_topk_kargs, 32, true, 1, TOPK_ANY, 3)                          \
     X(topk_softmax_v1_rows4, aot_topk_kargs, 1, false, AOT_TOPK_ROWS, TOPK_16BIT, 5)            \
     X(topk_softmax_v1_rows4_full, aot_topk_kargs, 1, true, AOT_TOPK_ROWS, TOPK_16BIT, 5)        \
     X(topk_softmax_v1_rows4_f32, aot_topk_kargs, 1, false, AOT_TOPK_ROWS, TOPK_F32, 5)          \
@@ -42,6 +40,12 @@
     X(topk_softmax_v8_rows4_full, aot_topk_kargs, 8, true, AOT_TOPK_ROWS, TOPK_16BIT, 6)        \
     X(topk_softmax_v8_rows4_f32, aot_topk_kargs, 8, false, AOT_TOPK_ROWS, TOPK_F32, 5)          \
     X(topk_softmax_v8_rows4_f32_full, aot_topk_kargs, 8, true, AOT_TOPK_ROWS, TOPK_F32, 5)
+
+/* The kernels only a 32-lane wave reaches, built only where AOT_WAVE is 32: 32 experts a lane
+ * serve 513..1024 experts there, and a 64-lane wave holds the ops' 1024 with 16. */
+#define AOT_TOPK_WAVE32_VARIANTS(X)                                                             \
+    X(topk_softmax_v32, aot_topk_kargs, 32, false, 1, TOPK_ANY, 3)                              \
+    X(topk_softmax_v32_full, aot_topk_kargs, 32, true, 1, TOPK_ANY, 3)
 
 /* X(name, kargs): moe_sorting's three kernels, in launch order */
 #define AOT_MOE_SORT_VARIANTS(X)                                                                \
@@ -90,7 +94,6 @@
     X(topk_route_v4, aot_route_kargs, 4, AOT_ROUTE_STRIDED, 0, 0)                               \
     X(topk_route_v8, aot_route_kargs, 8, AOT_ROUTE_STRIDED, 0, 0)                               \
     X(topk_route_v16, aot_route_kargs, 16, AOT_ROUTE_STRIDED, 0, 0)                             \
-    X(topk_route_v32, aot_route_kargs, 32, AOT_ROUTE_STRIDED, 0, 0)                             \
     X(topk_route_groups_v1, aot_route_kargs, 1, AOT_ROUTE_LANE_GROUPS, 0, 0)                    \
     X(topk_route_groups_v2, aot_route_kargs, 2, AOT_ROUTE_LANE_GROUPS, 0, 0)                    \
     X(topk_route_groups_v4, aot_route_kargs, 4, AOT_ROUTE_LANE_GROUPS, 0, 0)                    \
@@ -98,14 +101,17 @@
     X(topk_route_groups_v8, aot_route_kargs, 8, AOT_ROUTE_LANE_GROUPS, 0, 0)                    \
     X(topk_route_groups_v12, aot_route_kargs, 12, AOT_ROUTE_LANE_GROUPS, 0, 0)                  \
     X(topk_route_groups_v16, aot_route_kargs, 16, AOT_ROUTE_LANE_GROUPS, 0, 0)                  \
-    X(topk_route_groups_v32, aot_route_kargs, 32, AOT_ROUTE_LANE_GROUPS, 0, 0)                  \
     X(topk_route_general_v1, aot_route_kargs, 1, AOT_ROUTE_GENERAL, 0, 0)                       \
     X(topk_route_general_v2, aot_route_kargs, 2, AOT_ROUTE_GENERAL, 0, 0)                       \
     X(topk_route_general_v4, aot_route_kargs, 4, AOT_ROUTE_GENERAL, 0, 0)                       \
     X(topk_route_general_v8, aot_route_kargs, 8, AOT_ROUTE_GENERAL, 0, 0)                       \
     X(topk_route_general_v16, aot_route_kargs, 16, AOT_ROUTE_GENERAL, 0, 0)                     \
-    X(topk_route_general_v32, aot_route_kargs, 32, AOT_ROUTE_GENERAL, 0, 0)                     \
     X(topk_route_hash, aot_route_kargs, 1, AOT_ROUTE_HASH, 0, 1)
+/* The routers only a 32-lane wave reaches (AOT_TOPK_WAVE32_VARIANTS says why). */
+#define AOT_ROUTE_WAVE32_VARIANTS(X)                                                            \
+    X(topk_route_v32, aot_route_kargs, 32, AOT_ROUTE_STRIDED, 0, 0)                             \
+    X(topk_route_groups_v32, aot_route_kargs, 32, AOT_ROUTE_LANE_GROUPS, 0, 0)                  \
+    X(topk_route_general_v32, aot_route_kargs, 32, AOT_ROUTE_GENERAL, 0, 0)
 
 /* X(name, kargs): moe_align_block_size's own kernel (moe_align.hip), launched after
  * moe_sorting's first two */

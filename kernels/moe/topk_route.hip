@@ -817,3 +817,6 @@ AOT_DEV void route_kernel_body(const aot_route_kargs &a)
     }                                                                                         \
     AOT_EMU_ENTRY(name, kargs)
 AOT_ROUTE_VARIANTS(ROUTE_KERNEL)
+#if AOT_WAVE == 32
+AOT_ROUTE_WAVE32_VARIANTS(ROUTE_KERNEL)
+#endif

@@ -603,3 +603,6 @@ AOT_DEV void topk_kernel_body(const aot_topk_kargs &a)
  * 53.6-53.8 µs at 262144 tokens on the H200 against 56.0-56.2 at 5 blocks, in a kernel without
  * the fp32 path, which would spill 100 bytes at 40 */
 AOT_TOPK_VARIANTS(TOPK_KERNEL)
+#if AOT_WAVE == 32
+AOT_TOPK_WAVE32_VARIANTS(TOPK_KERNEL)
+#endif

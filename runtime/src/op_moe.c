@@ -46,7 +46,7 @@ static const char *topk_variant(unsigned vpt, int full, unsigned rows, int dtype
 {
 #define TOPK_ROW(name, kargs, v, f, r, dt, blocks) {AOT_K_##name, v, f, r, dt},
     static const struct { aot_kernel_id id; unsigned vpt; bool full; unsigned rows; int dtypes; } variants[] = {
-        AOT_TOPK_VARIANTS(TOPK_ROW)};
+        AOT_TOPK_VARIANTS(TOPK_ROW) AOT_TOPK_WAVE32_VARIANTS(TOPK_ROW)};
 #undef TOPK_ROW
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
         if (variants[i].vpt == vpt && variants[i].full == (full != 0) && variants[i].rows == rows &&

@@ -66,7 +66,7 @@ static const struct {
     unsigned vpt;
     int layout;
     unsigned lanes;
-} route_variants[] = {AOT_ROUTE_VARIANTS(ROUTE_ROW)};
+} route_variants[] = {AOT_ROUTE_VARIANTS(ROUTE_ROW) AOT_ROUTE_WAVE32_VARIANTS(ROUTE_ROW)};
 #undef ROUTE_ROW
 #define ROUTE_VARIANT_COUNT (sizeof route_variants / sizeof route_variants[0])
 

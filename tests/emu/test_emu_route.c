@@ -1,7 +1,8 @@
 /* test_emu_route.c : the routers' cases (tests/harness/harness_route.c) on the host emulator, at
  * the wave size this binary was built for (tests/emu_route_w32, tests/emu_route_w64). Every
- * variant (experts per lane 1..32 at both waves), every scoring and dtype, the group edge
- * cases, hash routing with ids outside the table, ties, NaN and -inf, and the align layout. */
+ * kernel of the wave's table (experts per lane 1..32 at wave 32, 1..16 at 64; a kernel no case
+ * runs fails), every scoring and dtype, the group edge cases, hash routing with ids outside the
+ * table, ties, NaN and -inf, and the align layout. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,17 @@ static int no_sync(void) { return 0; }
 #define SOFTMAX AITER_AOT_ROUTE_SOFTMAX
 #define SIGMOID AITER_AOT_ROUTE_SIGMOID
 #define SPLUS AITER_AOT_ROUTE_SQRT_SOFTPLUS
+
+/* Every router kernel this wave's table holds (loader_emu.c) must have run: a case list that
+ * misses a variant fails here instead of shipping it untested. */
+static void report_unlaunched(harness_tally *t)
+{
+    const char *names[128];
+    const size_t n = emu_unlaunched(names, sizeof names / sizeof names[0]);
+    for (size_t i = 0; i < n && i < sizeof names / sizeof names[0]; i++)
+        if (strncmp(names[i], "topk_route", 10) == 0 || strcmp(names[i], "moe_align_scatter") == 0)
+            harness_report(t, 0, names[i], "no case ran this kernel");
+}
 
 int main(int argc, char **argv)
 {
@@ -78,6 +90,19 @@ int main(int argc, char **argv)
         /* more rows than a block: several blocks, the last partial */
         {301, 256, 8, SIGMOID, BF16, 1, 8, 4, 1, 2.5f, 0, 0, 0, 0, 0, 0},
         {150, 384, 6, SPLUS, BF16, 0, 0, 0, 1, 1.5f, 1, 0, 0, 0, 0, 0},
+        /* the kernels no shape above reaches: strided rows of 49, 99 and 250 experts (2, 4, 8 a
+         * lane at wave 32; 1, 2, 4 at 64), groups off whole lanes (24 experts in groups of 3, 48
+         * of 6, 480 of 60, 960 of 120), 768 ungrouped experts (12 a lane at wave 64), and the
+         * rows layout's 16 lanes a row (320 experts) */
+        {13, 49, 4, SIGMOID, BF16, 1, 0, 0, 1, 1.0f, 0, 0, 0, 0, 0, 0},
+        {13, 99, 6, SOFTMAX, F16, 0, 0, 0, 1, 1.0f, 0, 0, 0, 0, 0, 0},
+        {13, 250, 8, SPLUS, F32, 1, 0, 0, 1, 1.0f, 0, 0, 0, 0, 0, 0},
+        {11, 24, 4, SIGMOID, F32, 1, 8, 4, 1, 2.5f, 0, 0, 0, 0, 0, 0},
+        {11, 48, 6, SIGMOID, BF16, 1, 8, 3, 1, 2.5f, 0, 0, 0, 0, 0, 0},
+        {7, 480, 8, SIGMOID, BF16, 1, 8, 4, 1, 2.5f, 0, 0, 0, 0, 0, 0},
+        {5, 960, 8, SOFTMAX, F16, 0, 8, 3, 1, 1.0f, 0, 0, 0, 0, 0, 0},
+        {7, 768, 8, SIGMOID, BF16, 1, 0, 0, 1, 1.0f, 0, 0, 0, 0, 0, 0},
+        {8197, 320, 6, SIGMOID, BF16, 1, 0, 0, 1, 2.5f, 0, 0, 0, 0, 0, 0},
         /* ungrouped rows in the lane-groups layout (12 a lane at wave 32, 6 at 64; 6 for 192
          * experts at 32), and the strided layout where the runs do not load whole: gating moved
          * by 1, 2 or 4 elements, odd row strides, bias moved by 1 or 2 floats */
@@ -142,5 +167,6 @@ int main(int argc, char **argv)
         {257, 6, 384, 16, 1, 1}};
     for (size_t i = 0; i < sizeof ac / sizeof ac[0]; i++) harness_align(&m, &ac[i], seed++, &t);
     harness_route_bad_args(&m, &t);
+    report_unlaunched(&t);
     return harness_finish(&t);
 }
