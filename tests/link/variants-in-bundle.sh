@@ -19,4 +19,4 @@ done
 for k in $(awk '{print $2}' "$tmp/have" | sort -u); do
     grep -q " $k\$" "$tmp/names" || { echo "in the bundle but in no variant list: $k"; missing=$((missing + 1)); }
 done
-[ "$missing" = 0 ] && echo "$(wc -l <"$tmp/names") kernels of the variant lists, each in the bundle for every target"
+[ "$missing" = 0 ] && echo "$(wc -l <"$tmp/names") kernels of the variant lists, each in the bundle for every target it is built for"
