@@ -82,7 +82,7 @@ class FmhaArgs(C.Structure):
                 ("hq", I32), ("hk", I32), ("head_dim", I32), ("head_dim_v", I32), ("max_seqlen_q", I32),
                 ("q_row_stride", C.c_int64), ("k_row_stride", C.c_int64), ("v_row_stride", C.c_int64),
                 ("out_row_stride", C.c_int64), ("softmax_scale", C.c_float), ("logits_soft_cap", C.c_float),
-                ("causal", I32), ("window_left", I32), ("window_right", I32), ("total_k", I32)]
+                ("causal", I32), ("window_left", I32), ("window_right", I32), ("total_k", C.c_int64)]
 
 
 DTYPE = {"float32": 0, "float16": 1, "bfloat16": 2}

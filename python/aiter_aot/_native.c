@@ -1051,8 +1051,8 @@ static PyObject *py_fmha_varlen_fwd(PyObject *self, PyObject *a)
         .softmax_scale = scale, .logits_soft_cap = cap, .causal = causal, .window_left = wl, .window_right = wr};
     CHECK(as_i32(&c, "batch", cq->shape[0] - 1, &args.batch) || as_i32(&c, "total_q", Tq, &args.total_q) ||
           as_i32(&c, "hq", hq, &args.hq) || as_i32(&c, "hk", hk, &args.hk) ||
-          as_i32(&c, "head_dim", d, &args.head_dim) || as_i32(&c, "head_dim_v", dv, &args.head_dim_v) ||
-          as_i32(&c, "total_k", Tk, &args.total_k));
+          as_i32(&c, "head_dim", d, &args.head_dim) || as_i32(&c, "head_dim_v", dv, &args.head_dim_v));
+    args.total_k = Tk; /* the op names it if it passes 2^31 - 1 */
     aiter_aot_status s;
     LAUNCH(s, aiter_aot_fmha_varlen_fwd, args);
     return done_status(&c, s);

@@ -467,7 +467,7 @@ def _(comb, post, residual, x, stream=None):
 
 def mhc_post(comb: Tensor, post: Tensor, residual: Tensor, x: Tensor, *, out: Optional[Tensor] = None, stream=None):
     """out[t, k, h] = post[t, k] x[t, h] + sum_j comb[t, j, k] residual[t, j, h], bf16
-    [T, 4, C]. post is [T, 4] or [T, 4, 1]; out may not alias residual."""
+    [T, 4, C]. post is [T, 4] or [T, 4, 1]; out may not overlap residual."""
     if _compiling():
         r = torch.ops.aiter_aot.mhc_post(comb, post, residual, x, stream)
         return r if out is None else out.copy_(r)

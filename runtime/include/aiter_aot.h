@@ -15,7 +15,8 @@
  *    Fields added in later versions go at the end. A size down to the struct's size in the
  *    version that introduced the op is accepted (fields added since read as zero); a smaller
  *    one is refused with AITER_AOT_STATUS_INVALID_ARGUMENT. Every op's struct is still as
- *    version 0.1 introduced it, so today that minimum is its sizeof.
+ *    version 0.1 introduced it, so today that minimum is its sizeof, but for
+ *    aiter_aot_fmha_varlen_fwd_args, which gained total_k (aiter_aot_fmha.h).
  *  - `stream` is the caller's hipStream_t or CUstream, passed as void *. NULL is the default
  *    stream. Ops launch asynchronously on it and return.
  *  - Pointers in the arguments structs are device pointers of the current device.

@@ -23,8 +23,10 @@
  * total_k (rows of k and v) lets the sm_90a kernels read K and V by tensor copies, which stop
  * at that row (rows past it read as zeros; rows of a neighbouring sequence read in a sequence's
  * last key step are masked, and V's are zeroed before use, so non-finite values there never
- * reach an output). 0, as callers built before the field existed pass it, takes the kernels
- * that copy K and V with threads: the same results, slower on sm_90a (docs/performance.md).
+ * reach an output). 0 takes the kernels that copy K and V with threads: the same results,
+ * slower on sm_90a (docs/performance.md). The field came after version 0.1 and is 64 bits
+ * wide so that it starts past that struct's end, padding included: a caller built against
+ * 0.1 passes a size that stops before it, and reads as total_k = 0.
  * max_seqlen_q must be at least every sequence's query count (rows past it are not computed);
  * cu_seqlens must be non-decreasing and start at 0: both live in device memory and are not
  * checked (that would need a synchronisation). GQA/MQA: hq a multiple of hk. Every other
@@ -52,7 +54,7 @@ typedef struct {
     int64_t q_row_stride, k_row_stride, v_row_stride, out_row_stride; /* 0: packed */
     float softmax_scale, logits_soft_cap; /* cap 0: none */
     int32_t causal, window_left, window_right;
-    int32_t total_k;                      /* rows of k and v; 0: not given (slower on sm_90a) */
+    int64_t total_k;                      /* rows of k and v, 0..2^31-1; 0: not given (slower on sm_90a) */
 } aiter_aot_fmha_varlen_fwd_args;
 
 /*! aiter_aot_fmha_varlen_fwd() :

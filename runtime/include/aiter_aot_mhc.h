@@ -14,7 +14,9 @@
  * and after the sublayer (its output y[C]) the post-mix, comb transposed applied to the streams:
  *   out[k][h] = bf16(post[k] * y[h] + sum_j comb[j][k] * residual[j][h])
  * Tensors are contiguous; bf16 tensors are passed as their 16-bit patterns. C ("hidden") is a
- * multiple of 256 up to 16384; 1 <= tokens <= 2^24; hc_mult must be 4. fp32 tensors are 4-byte
+ * multiple of 256 up to 16384; 0 <= tokens <= 2^24; hc_mult must be 4 (at 0 tokens an op checks
+ * hc_mult, tokens and hidden only, launches nothing and returns AITER_AOT_STATUS_OK: an empty
+ * batch's tensors may have NULL data). fp32 tensors are 4-byte
  * aligned, bf16 tensors 16-byte aligned (head's 2-byte). All arithmetic is fp32 (no tf32), but
  * for the one case pre_full states below. A bad argument returns
  * AITER_AOT_STATUS_INVALID_ARGUMENT, launches nothing, and aiter_aot_last_error() names the
@@ -45,7 +47,7 @@ extern "C" {
  * rms_norm_eps (1e-6) for norm_eps. */
 typedef struct {
     float rms_eps, pre_eps, sinkhorn_eps, post_mult;
-    int32_t sinkhorn_iters;        /* >= 1 */
+    int32_t sinkhorn_iters;        /* 1..10000 */
     float norm_eps;                /* with norm_weight only */
 } aiter_aot_mhc_params;
 
@@ -150,7 +152,7 @@ typedef struct {
     const float *post;           /* [tokens, 4] */
     const void *residual;        /* bf16 [tokens, 4, C] */
     const void *x;               /* bf16 [tokens, C]: the sublayer's output */
-    void *out;                   /* bf16 [tokens, 4, C]; may not alias residual */
+    void *out;                   /* bf16 [tokens, 4, C]; may not overlap residual */
     int32_t tokens, hidden;
 } aiter_aot_mhc_post_args;
 
@@ -174,7 +176,7 @@ typedef struct {
     const void *residual;        /* bf16 [tokens, 4, C] */
     const void *x;               /* bf16 [tokens, C] */
     const float *fn;             /* [24, 4*C] */
-    void *residual_out;          /* bf16 [tokens, 4, C]; may not alias residual */
+    void *residual_out;          /* bf16 [tokens, 4, C]; may not overlap residual */
     float *mix, *sqrsum;         /* [splits, tokens, 24], [splits, tokens] */
     int32_t tokens, hidden, splits, reserved;
 } aiter_aot_mhc_fused_post_pre_args;
@@ -241,8 +243,8 @@ AITER_AOT_API aiter_aot_status aiter_aot_mhc_pre_delayed(const aiter_aot_mhc_pre
  * for three passes); otherwise, without aux, post and then pre_delayed's one pass where it
  * serves.
  * Else, up to 16 tokens the post-mix and the projection are one kernel, beyond post then the
- * projection; then one block a token. Workspace as pre_delayed's; all bf16 tensors 16-byte aligned; residual_out may not
- * alias residual.
+ * projection; then one block a token. Workspace as pre_delayed's; all bf16 tensors 16-byte
+ * aligned; residual_out may not overlap residual.
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
     size_t size;                 /* sizeof(aiter_aot_mhc_fused_post_pre_delayed_args) */

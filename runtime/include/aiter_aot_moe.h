@@ -21,8 +21,9 @@ extern "C" {
  * - A row with no finite logit and no +inf (all -inf/NaN) gives weight 0 to every expert; the
  *   ids are then 0..k-1.
  * - renormalize != 0 divides the k chosen weights by their sum (when that sum is > 0).
- * Limits: 1 <= experts <= 1024, 1 <= k <= min(32, experts), 1 <= tokens < 2^31 / experts,
- * gating_row_stride >= experts (in elements). Output rows are contiguous (k elements).
+ * Limits: 1 <= experts <= 1024, 1 <= k <= min(32, experts), 0 <= tokens, tokens * k < 2^31
+ * (0 tokens: nothing is launched), gating_row_stride >= experts (in elements), and tokens rows
+ * of it within a 64-bit byte offset. Output rows are contiguous (k elements).
  * ------------------------------------------------------------------------------------------ */
 typedef struct {
     size_t size;                   /* sizeof(aiter_aot_topk_softmax_args) */
@@ -130,7 +131,7 @@ AITER_AOT_API aiter_aot_status aiter_aot_moe_sorting(const aiter_aot_moe_sorting
  *    A token id outside [0, vocab) or a table entry outside [0, experts) gives that slot id
  *    -1 and weight 0 (device values: not checked before the launch). bias is not used.
  * Limits: 1 <= experts <= 1024, 1 <= k <= min(32, experts), 0 <= tokens, tokens * k < 2^31,
- *    gating_row_stride >= experts; grouped: n_group <= 32 divides experts,
+ *    gating_row_stride >= experts and tokens rows of it within a 64-bit byte offset; grouped: n_group <= 32 divides experts,
  *    1 <= topk_group <= n_group, k <= topk_group * experts / n_group (n_group 0 or 1: no
  *    groups, topk_group ignored). Hash: vocab >= 1, tid2eid [vocab, k] contiguous, n_group <= 1.
  * Errors: AITER_AOT_STATUS_INVALID_ARGUMENT with aiter_aot_last_error() naming the argument,

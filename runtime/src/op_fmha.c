@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 
 #include "aiter_aot.h"
@@ -45,6 +46,9 @@ static void row_strides(const aiter_aot_fmha_varlen_fwd_args *a, int64_t given[4
     packed[2] = (int64_t)a->hk * a->head_dim_v, packed[3] = (int64_t)a->hq * a->head_dim_v;
 }
 
+/* Row strides up to 2^31 elements: a row index below 2^31 times one, in bytes, stays below 2^63. */
+#define FMHA_MAX_ROW_STRIDE (INT64_C(1) << 31)
+
 static aiter_aot_status check(const aiter_aot_fmha_varlen_fwd_args *a, aot_diag *d)
 {
     AOT_INVALID_IF(!a->q || !a->k || !a->v || !a->out || !a->cu_seqlens_q || !a->cu_seqlens_k, d,
@@ -60,8 +64,10 @@ static aiter_aot_status check(const aiter_aot_fmha_varlen_fwd_args *a, aot_diag 
                    "fmha_varlen_fwd: batch, total_q, total_k and max_seqlen_q must be >= 0");
     AOT_INVALID_IF(a->window_left < -1 || a->window_right < -1, d,
                    "fmha_varlen_fwd: window sizes are >= 0, or -1 for unbounded");
-    AOT_INVALID_IF(!(a->softmax_scale == a->softmax_scale) || !(a->logits_soft_cap >= 0), d,
-                   "fmha_varlen_fwd: softmax_scale must be a number and logits_soft_cap >= 0");
+    AOT_INVALID_IF(!isfinite(a->softmax_scale) || !isfinite(a->logits_soft_cap) || a->logits_soft_cap < 0, d,
+                   "fmha_varlen_fwd: softmax_scale must be finite and logits_soft_cap finite and >= 0");
+    AOT_INVALID_IF(a->total_k > INT32_MAX, d, "fmha_varlen_fwd: total_k = %lld; at most %d", (long long)a->total_k,
+                   INT32_MAX);
     int64_t given[4], packed[4];
     row_strides(a, given, packed);
     static const char *name[4] = {"q", "k", "v", "out"};
@@ -70,6 +76,10 @@ static aiter_aot_status check(const aiter_aot_fmha_varlen_fwd_args *a, aot_diag 
         AOT_INVALID_IF(given[i] && (given[i] < packed[i] || given[i] % unit), d,
                        "fmha_varlen_fwd: %s row stride %lld; need 0 (packed) or a multiple of %d that is >= %lld",
                        name[i], (long long)given[i], unit, (long long)packed[i]);
+        /* a row index (int32) times the stride, in bytes, must not pass int64 */
+        AOT_INVALID_IF((given[i] ? given[i] : packed[i]) > FMHA_MAX_ROW_STRIDE, d,
+                       "fmha_varlen_fwd: %s rows %lld elements apart; at most %lld", name[i],
+                       (long long)(given[i] ? given[i] : packed[i]), (long long)FMHA_MAX_ROW_STRIDE);
     }
     AOT_INVALID_IF(aot_misaligned(a->q, 16) || aot_misaligned(a->k, 16) || aot_misaligned(a->v, 16), d,
                    "fmha_varlen_fwd: q, k and v must be 16-byte aligned");
@@ -117,8 +127,8 @@ static aiter_aot_status ws_run(const aiter_aot_fmha_varlen_fwd_args *a, const ao
     w.a = *base;
     w.a.q_tiles = (int32_t)(((int64_t)a->max_seqlen_q + AOT_FMHA_WS_ROWS(groups) - 1) / AOT_FMHA_WS_ROWS(groups));
     AOT_FORWARD(token_map(&kern, &w.q, a->q, a->total_q, a->hq, a->head_dim, base->q_row, 64, d));
-    AOT_FORWARD(token_map(&kern, &w.k, a->k, a->total_k, a->hk, a->head_dim, base->k_row, (uint32_t)keys, d));
-    AOT_FORWARD(token_map(&kern, &w.v, a->v, a->total_k, a->hk, a->head_dim_v, base->v_row, (uint32_t)keys, d));
+    AOT_FORWARD(token_map(&kern, &w.k, a->k, (int32_t)a->total_k, a->hk, a->head_dim, base->k_row, (uint32_t)keys, d));
+    AOT_FORWARD(token_map(&kern, &w.v, a->v, (int32_t)a->total_k, a->hk, a->head_dim_v, base->v_row, (uint32_t)keys, d));
     w.a.pairs = diagonal;
     int sms;
     AOT_FORWARD(aot_op_multiprocessors(&sms, d));
@@ -132,14 +142,15 @@ aiter_aot_status aiter_aot_fmha_varlen_fwd(const aiter_aot_fmha_varlen_fwd_args 
 {
     aot_diag dd, *d = &dd;
     aiter_aot_fmha_varlen_fwd_args a;
-    /* callers built before total_k existed pass the size up to it */
+    /* callers built against 0.1, before total_k, pass the size up to it (its padding included) */
     aiter_aot_status s = aot_api_args(&a, sizeof a, args, offsetof(aiter_aot_fmha_varlen_fwd_args, total_k), "fmha_varlen_fwd", d);
     if (s == AITER_AOT_STATUS_OK) s = check(&a, d);
     if (s != AITER_AOT_STATUS_OK || a.batch == 0 || a.max_seqlen_q == 0) return aot_api_return(s, d);
     const int64_t rows_per_block = AOT_FMHA_WAVES * AOT_FMHA_ROWS, tiles = (a.max_seqlen_q + rows_per_block - 1) / rows_per_block;
-    if (tiles * a.hq * a.batch > INT32_MAX)
-        return aot_api_return(AOT_INVALID(d, "fmha_varlen_fwd: %lld blocks of %lld rows (max_seqlen_q x hq x batch); at most %d",
-                                          (long long)(tiles * a.hq * a.batch), (long long)rows_per_block, INT32_MAX), d);
+    /* tiles < 2^26 and hq < 2^31: their product fits int64; the batch is divided out, not multiplied */
+    if (tiles * a.hq > INT32_MAX / a.batch)
+        return aot_api_return(AOT_INVALID(d, "fmha_varlen_fwd: %lld blocks of %lld rows a head x hq = %d x batch = %d; at most %d",
+                                          (long long)tiles, (long long)rows_per_block, a.hq, a.batch, INT32_MAX), d);
     int64_t given[4], packed[4], row[4];
     row_strides(&a, given, packed);
     for (int i = 0; i < 4; i++) row[i] = given[i] ? given[i] : packed[i];

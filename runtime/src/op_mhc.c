@@ -14,6 +14,17 @@
 
 /* ---- shared checks (each returns OK or INVALID_ARGUMENT with the message in d) ---- */
 
+/* Do [a, a + bytes) and [b, b + bytes) share a byte? (An output that overlaps an input another
+ * block still reads is not an in-place update: the ops refuse it.) */
+static int overlap(const void *a, const void *b, size_t bytes)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return bytes && x < y + bytes && y < x + bytes;
+}
+
+/* Bytes of a bf16 residual [tokens][4][hidden] (tokens <= 2^24, hidden <= 16384: no overflow). */
+static size_t residual_bytes(int32_t tokens, int32_t hidden) { return (size_t)tokens * AOT_MHC_N * (size_t)hidden * 2; }
+
 static aiter_aot_status check_shape(const char *op, int32_t hc_mult, int32_t tokens, int32_t hidden, aot_diag *d)
 {
     AOT_INVALID_IF(hc_mult != AOT_MHC_N, d, "%s: hc_mult = %d; only 4 streams are built", op, hc_mult);
@@ -128,6 +139,7 @@ static const char *pre_kernel(int broadcast, int norm, int delayed)
 static aiter_aot_status gemm_check(const aiter_aot_mhc_prenorm_gemm_args *a, aot_diag *d)
 {
     AOT_FORWARD(check_shape("mhc_prenorm_gemm", a->hc_mult, a->tokens, a->hidden, d));
+    if (a->tokens == 0) return AITER_AOT_STATUS_OK; /* nothing is read: an empty tensor's NULL will do */
     AOT_FORWARD(check_splits("mhc_prenorm_gemm", a->splits, a->hidden, d));
     return PTRS("mhc_prenorm_gemm", "residual, fn, mix, sqrsum", "x444", a->residual, a->fn, a->mix, a->sqrsum);
 }
@@ -171,6 +183,7 @@ static aiter_aot_status check_params(const char *op, const aiter_aot_mhc_params 
 static aiter_aot_status pre_check(const aiter_aot_mhc_pre_args *a, aot_diag *d)
 {
     AOT_FORWARD(check_shape("mhc_pre", a->hc_mult, a->tokens, a->hidden, d));
+    if (a->tokens == 0) return AITER_AOT_STATUS_OK; /* nothing is read: an empty tensor's NULL will do */
     AOT_FORWARD(check_splits("mhc_pre", a->splits, a->hidden, d));
     AOT_FORWARD(check_params("mhc_pre", &a->params, d));
     AOT_FORWARD(PTRS("mhc_pre", "mix, sqrsum, scale, base, residual, post, comb, layer_input", "4444x44x",
@@ -408,9 +421,10 @@ aiter_aot_status aiter_aot_mhc_post(const aiter_aot_mhc_post_args *args, void *s
     aiter_aot_mhc_post_args a;
     aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, aot_kernel_name(AOT_K_mhc_post), d);
     if (s == AITER_AOT_STATUS_OK) s = check_shape(aot_kernel_name(AOT_K_mhc_post), a.hc_mult, a.tokens, a.hidden, d);
-    if (s == AITER_AOT_STATUS_OK)
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0)
         s = PTRS(aot_kernel_name(AOT_K_mhc_post), "comb, post, residual, x, out", "44xxx", a.comb, a.post, a.residual, a.x, a.out);
-    if (s == AITER_AOT_STATUS_OK && a.out == a.residual) s = AOT_INVALID(d, "mhc_post: out may not alias residual");
+    if (s == AITER_AOT_STATUS_OK && overlap(a.out, a.residual, residual_bytes(a.tokens, a.hidden)))
+        s = AOT_INVALID(d, "mhc_post: out overlaps residual; give it a buffer of its own");
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
         aot_mhc_post_kargs k = {.comb = a.comb, .post = a.post, .residual = a.residual, .x = a.x, .out = a.out,
                                 .tokens = a.tokens, .hidden = a.hidden};
@@ -429,12 +443,14 @@ aiter_aot_status aiter_aot_mhc_post(const aiter_aot_mhc_post_args *args, void *s
 static aiter_aot_status fused_check(const aiter_aot_mhc_fused_post_pre_args *a, aot_diag *d)
 {
     AOT_FORWARD(check_shape("mhc_fused_post_pre", a->hc_mult, a->tokens, a->hidden, d));
+    if (a->tokens == 0) return AITER_AOT_STATUS_OK; /* nothing is read: an empty tensor's NULL will do */
     AOT_FORWARD(check_splits("mhc_fused_post_pre", a->splits, a->hidden, d));
     /* the two-kernel path moves the bf16 tensors 16 bytes at a time */
     AOT_FORWARD(PTRS("mhc_fused_post_pre", "comb, post, residual, x, fn, residual_out, mix, sqrsum",
                      a->tokens <= FUSED_MAX_TOKENS ? "44224244" : "44xx4x44", a->comb, a->post, a->residual, a->x,
                      a->fn, a->residual_out, a->mix, a->sqrsum));
-    AOT_INVALID_IF(a->residual_out == a->residual, d, "mhc_fused_post_pre: residual_out may not alias residual");
+    AOT_INVALID_IF(overlap(a->residual_out, a->residual, residual_bytes(a->tokens, a->hidden)), d,
+                   "mhc_fused_post_pre: residual_out overlaps residual; give it a buffer of its own");
     return AITER_AOT_STATUS_OK;
 }
 
@@ -472,9 +488,10 @@ aiter_aot_status aiter_aot_mhc_head(const aiter_aot_mhc_head_args *args, void *s
     aiter_aot_mhc_head_args a;
     aiter_aot_status s = aot_api_args(&a, sizeof a, args, sizeof a, aot_kernel_name(AOT_K_mhc_head), d);
     if (s == AITER_AOT_STATUS_OK) s = check_shape(aot_kernel_name(AOT_K_mhc_head), a.hc_mult, a.tokens, a.hidden, d);
-    if (s == AITER_AOT_STATUS_OK)
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0)
         s = PTRS(aot_kernel_name(AOT_K_mhc_head), "residual, fn, scale, base, out", "24442", a.residual, a.fn, a.scale, a.base, a.out);
-    if (s == AITER_AOT_STATUS_OK && !(a.rms_eps >= 0 && a.eps >= 0)) s = AOT_INVALID(d, "mhc_head: rms_eps and eps must be >= 0");
+    if (s == AITER_AOT_STATUS_OK && a.tokens > 0 && !(a.rms_eps >= 0 && a.eps >= 0))
+        s = AOT_INVALID(d, "mhc_head: rms_eps and eps must be >= 0");
     if (s == AITER_AOT_STATUS_OK && a.tokens > 0) {
         aot_mhc_head_kargs k = {.residual = a.residual, .fn = a.fn, .scale = a.scale, .base = a.base, .out = a.out,
                                 .tokens = a.tokens, .hidden = a.hidden, .rms_eps = a.rms_eps, .eps = a.eps};
@@ -512,8 +529,7 @@ static aiter_aot_status delayed_check(const delayed_pre *p, aot_diag *d)
                      p->comb, p->layer_input, p->next_pre_mix));
     AOT_FORWARD(check_optional(p->op, "pre_mix", p->pre_mix, 4, d));
     /* a token's next_pre_mix may be stored before another block reads its pre_mix */
-    const uintptr_t in = (uintptr_t)p->pre_mix, out = (uintptr_t)p->next_pre_mix, bytes = (uintptr_t)p->tokens * 16;
-    AOT_INVALID_IF(p->pre_mix != NULL && in < out + bytes && out < in + bytes, d,
+    AOT_INVALID_IF(p->pre_mix != NULL && overlap(p->pre_mix, p->next_pre_mix, (size_t)p->tokens * 16), d,
                    "%s: next_pre_mix overlaps pre_mix; give it a buffer of its own", p->op);
     AOT_FORWARD(check_optional(p->op, "norm_weight", p->norm_weight, 16, d));
     return check_optional(p->op, "aux", p->aux, 16, d);
@@ -635,7 +651,8 @@ static aiter_aot_status fused_delayed_check(const aiter_aot_mhc_fused_post_pre_d
     const delayed_pre p = fused_delayed_parts(a);
     AOT_FORWARD(PTRS(p.op, "x, residual, post_in, comb_in, fn, residual_out", "xx444x", a->x, a->residual,
                      a->post_in, a->comb_in, a->fn, a->residual_out));
-    AOT_INVALID_IF(a->residual_out == a->residual, d, "%s: residual_out may not alias residual", p.op);
+    AOT_INVALID_IF(overlap(a->residual_out, a->residual, residual_bytes(a->tokens, a->hidden)), d,
+                   "%s: residual_out overlaps residual; give it a buffer of its own", p.op);
     AOT_FORWARD(delayed_check(&p, d));
     return check_workspace(p.op, a->workspace, a->workspace_size, a->tokens, a->hidden, d);
 }

@@ -101,7 +101,8 @@ static int64_t chunks_for(int32_t tokens) { return ((int64_t)tokens + AOT_MOE_CH
 /* Layout (int32): counts [experts][chunks], expert_info [3 * experts], done [1], ranked [tokens * k]. */
 size_t aiter_aot_moe_sorting_workspace_size(int32_t tokens, int32_t k, int32_t experts)
 {
-    if (tokens < 1 || tokens >= (1 << 24) || k < 1 || k > AOT_MOE_MAX_K || experts < 1 || experts > AOT_MOE_MAX_EXPERTS) return 0;
+    if (tokens < 1 || tokens >= (1 << 24) || k < 1 || k > AOT_MOE_MAX_K || k > experts || experts > AOT_MOE_MAX_EXPERTS)
+        return 0;
     return (size_t)(experts * chunks_for(tokens) + 3 * (int64_t)experts + 1 + (int64_t)tokens * k) * sizeof(int32_t);
 }
 

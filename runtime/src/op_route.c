@@ -46,8 +46,9 @@ static aiter_aot_status route_check(const aiter_aot_topk_route_args *a, aot_diag
                    a->tokens);
     AOT_INVALID_IF(a->gating_row_stride < a->experts, d, "topk_route: gating_row_stride %lld < experts %d",
                    (long long)a->gating_row_stride, a->experts);
-    AOT_INVALID_IF(a->gating_row_stride > INT64_MAX / (a->tokens ? a->tokens : 1), d,
-                   "topk_route: gating_row_stride too large");
+    AOT_INVALID_IF(a->gating_row_stride > INT64_MAX / (int64_t)esize / (a->tokens ? a->tokens : 1), d,
+                   "topk_route: gating_row_stride %lld: tokens rows of it overflow a byte offset",
+                   (long long)a->gating_row_stride);
     AOT_INVALID_IF(!isfinite(a->routed_scaling_factor), d, "topk_route: routed_scaling_factor is not finite");
     AOT_INVALID_IF(a->input_ids && !a->tid2eid, d, "topk_route: input_ids without tid2eid");
     AOT_INVALID_IF(a->input_ids && (a->vocab < 1 || a->vocab > INT64_MAX / AOT_MOE_MAX_K), d,
@@ -225,7 +226,8 @@ size_t aiter_aot_moe_align_workspace_size(int32_t tokens, int32_t k, int32_t exp
 
 size_t aiter_aot_moe_align_max_padded(int32_t tokens, int32_t k, int32_t experts, int32_t block_size)
 {
-    if (tokens < 0 || k < 1 || experts < 1 || block_size < 1) return 0;
+    /* the op's limits (align_check): a shape it refuses has no size */
+    if (aiter_aot_moe_align_workspace_size(tokens, k, experts) == 0 || block_size < 1 || block_size > 256) return 0;
     return (size_t)((int64_t)tokens * k + (int64_t)experts * (block_size - 1));
 }
 

@@ -6,6 +6,8 @@
  *   a row that sees no key: out exactly 0 and lse -inf. */
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,20 @@
 #include "harness.h"
 #include "ref.h"
 #include "ref_fmha.h"
+
+/* aiter_aot_fmha_varlen_fwd_args as version 0.1 laid it out, before total_k */
+typedef struct {
+    size_t size;
+    const void *q, *k, *v;
+    void *out;
+    float *softmax_lse;
+    const int32_t *cu_seqlens_q, *cu_seqlens_k;
+    aiter_aot_dtype dtype;
+    int32_t batch, total_q, hq, hk, head_dim, head_dim_v, max_seqlen_q;
+    int64_t q_row_stride, k_row_stride, v_row_stride, out_row_stride;
+    float softmax_scale, logits_soft_cap;
+    int32_t causal, window_left, window_right;
+} fmha_args_v01;
 
 static uint16_t to16(float x, aiter_aot_dtype t) { return t == AITER_AOT_DTYPE_F16 ? ref_to_f16(x) : ref_to_bf16(x); }
 static double val16(uint16_t h, aiter_aot_dtype t) { return t == AITER_AOT_DTYPE_F16 ? ref_f16_value(h) : ref_bf16_value(h); }
@@ -118,7 +134,14 @@ void harness_fmha(const harness_mem *m, const fmha_case *c, uint64_t seed, harne
                                         .logits_soft_cap = c->softcap, .causal = c->causal,
                                         .window_left = c->window_left, .window_right = c->window_right,
                                         .total_k = c->tail < 0 ? 0 : tk};
-    aiter_aot_status s = ok ? aiter_aot_fmha_varlen_fwd(&a, m->stream) : AITER_AOT_STATUS_OUT_OF_MEMORY;
+    /* without total_k, as a caller built against 0.1 passes the args: its struct's size, whose
+     * tail padding holds whatever the caller's stack held */
+    fmha_args_v01 old;
+    memset(&old, 0xff, sizeof old);
+    memcpy(&old, &a, offsetof(fmha_args_v01, window_right) + sizeof old.window_right);
+    old.size = sizeof old;
+    const void *args = c->tail < 0 ? (const void *)&old : (const void *)&a;
+    aiter_aot_status s = !ok ? AITER_AOT_STATUS_OUT_OF_MEMORY : aiter_aot_fmha_varlen_fwd(args, m->stream);
     uint16_t *out = malloc((size_t)(no ? no : 1) * 2), *sout = malloc(bo ? bo : 2);
     float *lse = malloc(sizeof(float) * (size_t)(tq * c->hq + 1));
     if (s != AITER_AOT_STATUS_OK) snprintf(why, sizeof why, "status %d: %s", s, aiter_aot_last_error()), ok = 0;
@@ -147,11 +170,19 @@ void harness_fmha_bad_args(const harness_mem *m, harness_tally *t)
         {"head dims (96, 96)", good}, {"hq % hk != 0", good}, {"NULL k", good}, {"dtype F32", good},
         {"odd q row stride", good}, {"row stride < heads * d", good}, {"window_left = -2", good},
         {"negative soft cap", good}, {"v 8-byte aligned only", good}, {"k row stride not a multiple of 8", good},
-        {"misaligned out", good}, {"negative total_k", good}, {"max_seqlen_q = INT32_MAX, 64 heads (grid)", good}};
+        {"misaligned out", good}, {"negative total_k", good}, {"max_seqlen_q = INT32_MAX, 64 heads (grid)", good},
+        {"grid of 2^24 heads x 2^24 tiles x INT32_MAX sequences (overflowed int64)", good},
+        {"q rows 2^31 + 8 elements apart", good}, {"out rows 2^62 elements apart (byte offsets wrap)", good},
+        {"k rows 2^31 + 8 elements apart", good}, {"logits_soft_cap = +inf", good}, {"softmax_scale = +inf", good},
+        {"total_k = 2^31", good}};
     bad[0].a.head_dim = bad[0].a.head_dim_v = 96, bad[1].a.hk = 3, bad[2].a.k = NULL, bad[3].a.dtype = AITER_AOT_DTYPE_F32;
     bad[4].a.q_row_stride = 513, bad[5].a.k_row_stride = 200, bad[6].a.window_left = -2, bad[7].a.logits_soft_cap = -1;
     bad[8].a.v = p + 8, bad[9].a.k_row_stride = 2 * 128 + 2, bad[10].a.out = p + 2, bad[11].a.total_k = -1;
     bad[12].a.max_seqlen_q = INT32_MAX, bad[12].a.hq = 64; /* its block counts overflowed int32 */
+    bad[13].a.max_seqlen_q = INT32_MAX, bad[13].a.hq = bad[13].a.hk = 1 << 24, bad[13].a.batch = INT32_MAX;
+    bad[14].a.q_row_stride = (INT64_C(1) << 31) + 8, bad[15].a.out_row_stride = INT64_C(1) << 62;
+    bad[16].a.k_row_stride = (INT64_C(1) << 31) + 8, bad[17].a.logits_soft_cap = INFINITY;
+    bad[18].a.softmax_scale = INFINITY, bad[19].a.total_k = INT64_C(1) << 31;
     aiter_aot_stats before = {.size = sizeof before}, after = {.size = sizeof after};
     aiter_aot_get_stats(&before);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)

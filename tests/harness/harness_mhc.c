@@ -635,11 +635,13 @@ static void delayed_bad_args(const harness_mem *m, char *p, harness_tally *t)
         {"hidden = 16640", fgood}, {"x NULL", fgood}, {"post_in NULL", fgood}, {"comb_in NULL", fgood},
         {"residual_out aliasing residual", fgood}, {"residual_out misaligned", fgood}, {"aux misaligned", fgood},
         {"layer_input NULL", fgood}, {"eps negative (norm_eps)", fgood}, {"workspace_size too small", fgood},
-        {"comb misaligned", fgood}, {"next_pre_mix aliasing pre_mix", fgood}};
+        {"comb misaligned", fgood}, {"next_pre_mix aliasing pre_mix", fgood},
+        {"residual_out overlapping residual's second token", fgood}};
     fused[0].a.hidden = 16640, fused[1].a.x = NULL, fused[2].a.post_in = NULL, fused[3].a.comb_in = NULL;
     fused[4].a.residual_out = p, fused[5].a.residual_out = p + 4098, fused[6].a.aux = p + 8;
     fused[7].a.layer_input = NULL, fused[8].a.params.norm_eps = -1, fused[9].a.workspace_size = 16;
     fused[10].a.comb = (float *)(p + 1), fused[11].a.pre_mix = f, fused[11].a.next_pre_mix = f;
+    fused[12].a.residual_out = p + 2048; /* 2 tokens x 4 x 256 bf16: 4096 bytes */
     for (size_t i = 0; i < sizeof fused / sizeof fused[0]; i++)
         rejects_naming(t, "mhc_fused_post_pre_delayed", fused[i].what,
                        aiter_aot_mhc_fused_post_pre_delayed(&fused[i].a, m->stream));
@@ -672,6 +674,17 @@ void harness_mhc_bad_args(const harness_mem *m, harness_tally *t)
     aiter_aot_mhc_post_args post = {.size = sizeof post, .hc_mult = 4, .comb = f, .post = f, .residual = p, .x = p,
                                     .out = p, .tokens = 1, .hidden = 256};
     harness_rejects(t, "mhc_post", "out aliasing residual", aiter_aot_mhc_post(&post, m->stream));
+    post.tokens = 2, post.out = p + 2048; /* one token past residual's start: 2 x 4 x 256 bf16 overlap */
+    harness_rejects(t, "mhc_post", "out overlapping residual's second token", aiter_aot_mhc_post(&post, m->stream));
+    fused.tokens = 2, fused.residual_out = p + 2048;
+    harness_rejects(t, "mhc_fused_post_pre", "residual_out overlapping residual's second token",
+                    aiter_aot_mhc_fused_post_pre(&fused, m->stream));
+    /* 0 tokens: shape checked, nothing read, OK (an empty batch's tensors may have NULL data) */
+    aiter_aot_mhc_pre_args empty = {.size = sizeof empty, .hc_mult = 4, .tokens = 0, .hidden = 256};
+    aiter_aot_mhc_post_args empty_post = {.size = sizeof empty_post, .hc_mult = 4, .tokens = 0, .hidden = 256};
+    harness_report(t, aiter_aot_mhc_pre(&empty, m->stream) == AITER_AOT_STATUS_OK &&
+                          aiter_aot_mhc_post(&empty_post, m->stream) == AITER_AOT_STATUS_OK,
+                   "mhc: 0 tokens with NULL tensors is OK (pre, post)", aiter_aot_last_error());
     aiter_aot_mhc_pre_full_args full = {.size = sizeof full, .hc_mult = 4, .residual = p, .fn = f, .scale = f, .base = f,
                                         .post = f, .comb = f, .layer_input = p, .workspace = p, .workspace_size = 16,
                                         .tokens = 64, .hidden = 256, .params = params};

@@ -255,7 +255,8 @@ void harness_route_bad_args(const harness_mem *m, harness_tally *t)
         {"k > kept experts", g}, {"n_group = 33", g}, {"k > experts", g}, {"NULL gating", g},
         {"bad scoring", g}, {"bad dtype", g}, {"misaligned bias", g}, {"input_ids without tid2eid", g},
         {"vocab = 0 with input_ids", g}, {"hash with n_group", g}, {"misaligned int64 ids", g},
-        {"infinite scale", g}, {"args.size = 0", g}, {"experts = 1025", g}};
+        {"infinite scale", g}, {"args.size = 0", g}, {"experts = 1025", g},
+        {"fp32 rows 2^62 - 1024 elements apart (byte offsets wrap)", g}};
     r[0].a.n_group = 6, r[1].a.topk_group = 9, r[2].a.topk_group = 0;
     r[3].a.n_group = 16, r[3].a.topk_group = 1, r[3].a.k = 17; /* one kept group of 16 experts */
     r[4].a.n_group = 33, r[5].a.experts = 8, r[5].a.n_group = 0, r[5].a.k = 9, r[6].a.gating = NULL;
@@ -265,6 +266,7 @@ void harness_route_bad_args(const harness_mem *m, harness_tally *t)
     r[12].a.input_ids = p, r[12].a.tid2eid = p, r[12].a.vocab = 10;
     r[13].a.topk_ids = p + 12292, r[13].a.topk_ids_int64 = 1;
     r[14].a.routed_scaling_factor = INFINITY, r[15].a.size = 0, r[16].a.experts = 1025;
+    r[17].a.gating_dtype = AITER_AOT_DTYPE_F32, r[17].a.tokens = 2, r[17].a.gating_row_stride = (INT64_C(1) << 62) - 1024;
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
         harness_rejects(t, "topk_route", r[i].what, aiter_aot_topk_route(&r[i].a, m->stream));
     aiter_aot_moe_align_block_size_args al = {.size = sizeof al, .topk_ids = (int32_t *)p, .tokens = 4, .k = 2,
@@ -279,6 +281,11 @@ void harness_route_bad_args(const harness_mem *m, harness_tally *t)
     b[4].a.expert_map = (int32_t *)(p + 2), b[5].a.tokens = 1 << 24;
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         harness_rejects(t, "moe_align_block_size", b[i].what, aiter_aot_moe_align_block_size(&b[i].a, m->stream));
+    /* the size helpers give 0 for every shape the ops refuse */
+    harness_report(t, aiter_aot_moe_align_workspace_size(4, 9, 8) == 0 && aiter_aot_moe_sorting_workspace_size(4, 9, 8) == 0 &&
+                          aiter_aot_moe_align_max_padded(0, 2, 8, 16) == 0 && aiter_aot_moe_align_max_padded(4, 33, 1024, 16) == 0 &&
+                          aiter_aot_moe_align_max_padded(4, 2, 8, 257) == 0 && aiter_aot_moe_align_max_padded(4, 2, 1025, 16) == 0,
+                   "moe size helpers: 0 for refused shapes", "k > experts, tokens 0, k 33, block_size 257, 1025 experts");
     m->release(buf);
 }
 

@@ -588,7 +588,7 @@ class OpChecks(unittest.TestCase):
         bad[9] = bad[1]  # the library's own check
         with self.assertRaises(A.ArgumentError) as e:
             A.mhc_fused_post_pre_delayed(*bad)
-        self.assertIn("residual_out may not alias residual", str(e.exception))
+        self.assertIn("residual_out overlaps residual", str(e.exception))
 
     def test_mhc_head(self):
         T_, C = 3, 256
