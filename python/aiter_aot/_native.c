@@ -47,6 +47,7 @@ typedef struct {
     char dtype_text[48];       /* for a DLPack dtype outside dt_name */
     int64_t shape[MAXDIM], strides[MAXDIM]; /* strides in elements */
     int dev_type, dev_id, readonly;
+    int null_data;             /* the data pointer before any byte offset was NULL */
     void *managed;             /* DLPack: the managed tensor, deleted after the call */
     int versioned;
 } pt;
@@ -163,6 +164,7 @@ static int from_tuple(const call *c, pt *t, PyObject *o)
     if (read_ints(c, t, shape, t->shape, t->ndim, "shape") || read_ints(c, t, strides, t->strides, t->ndim, "strides"))
         return -1;
     t->data = (char *)(uintptr_t)ptr;
+    t->null_data = ptr == 0;
     t->dtype = dtype >= 0 && dtype < DT_COUNT ? dtype : DT_OTHER;
     if (t->dtype == DT_OTHER) snprintf(t->dtype_text, sizeof t->dtype_text, "dtype code %d", dtype);
     t->dev_type = device < 0 ? kDLCPU : kDLCUDA; /* torch names ROCm devices cuda as well */
@@ -187,7 +189,9 @@ static int from_dltensor(const call *c, pt *t, const DLTensor *d)
 {
     if (d->ndim < 0 || d->ndim > MAXDIM)
         return value_error(c, "%s has %d dimensions; at most %d are read", t->name, d->ndim, MAXDIM);
+    if (d->ndim > 0 && d->shape == NULL) return value_error(c, "%s: the DLPack tensor has no shape", t->name);
     t->ndim = d->ndim;
+    t->null_data = d->data == NULL;
     t->data = (char *)d->data + d->byte_offset;
     t->dev_type = d->device.device_type;
     t->dev_id = d->device.device_id;
@@ -296,6 +300,22 @@ static void release(pt *t)
     t->managed = NULL;
 }
 
+/* What every tensor must be before any op looks at it: no negative dimension, an element count
+ * whose bytes fit int64 (numel() and the byte sizes below are then exact), and a data pointer
+ * unless it holds no element (an empty tensor's may be NULL). */
+static int check_extent(const call *c, const pt *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->shape[i] < 0) return value_error(c, "%s has dimension %d of size %lld; sizes must be >= 0", t->name, i,
+                                                (long long)t->shape[i]);
+        if (__builtin_mul_overflow(n, t->shape[i], &n) || n > INT64_MAX / 16)
+            return value_error(c, "%s has more elements than a 64-bit byte count holds", t->name);
+    }
+    if (n > 0 && t->null_data) return value_error(c, "%s has a NULL data pointer and %lld elements", t->name, (long long)n);
+    return 0;
+}
+
 /* Reads argument `o` into the call's next slot. @return the slot, or NULL with an exception. */
 static pt *take(call *c, const char *name, PyObject *o, int optional)
 {
@@ -308,7 +328,7 @@ static pt *take(call *c, const char *name, PyObject *o, int optional)
         return NULL;
     }
     t->present = 1;
-    if ((PyTuple_Check(o) ? from_tuple(c, t, o) : from_dlpack(c, t, o)) != 0) return NULL;
+    if ((PyTuple_Check(o) ? from_tuple(c, t, o) : from_dlpack(c, t, o)) != 0 || check_extent(c, t) != 0) return NULL;
     return t;
 }
 
@@ -490,6 +510,8 @@ static PyObject *py_moe_sorting(PyObject *self, PyObject *a)
     if (!PyArg_ParseTuple(a, "OOOOOOOOOii|L", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
                           &experts, &block, &c.stream))
         return NULL;
+    /* named before the outputs are sized from it */
+    CHECK(experts < 1 || experts > 1024 ? value_error(&c, "num_experts = %d; supported 1..1024", experts) : 0);
     TAKE(ids, "topk_ids", o[0], 0);
     TAKE(w, "topk_weights", o[1], 0);
     TAKE(mask, "expert_mask", o[2], 1);
@@ -1012,6 +1034,16 @@ static int fmha_tensor(const call *c, const pt *t, unsigned dt, int64_t rows, in
     return spec(c, t, dt, 3, D(rows, heads, dim), what, DENSE_INNER, align);
 }
 
+/* The row stride the op gets for t: its own, or 0 (packed) where t has at most one row. Rows 0
+ * elements apart (an expanded tensor) are refused: the op reads 0 as packed. */
+static int fmha_row_stride(const call *c, const pt *t, int64_t *stride)
+{
+    *stride = t->shape[0] > 1 ? t->strides[0] : 0;
+    if (t->shape[0] > 1 && t->strides[0] == 0)
+        return value_error(c, "%s: its rows are 0 elements apart (an expanded tensor); the op needs a row a token", t->name);
+    return 0;
+}
+
 static PyObject *py_fmha_varlen_fwd(PyObject *self, PyObject *a)
 {
     (void)self;
@@ -1043,11 +1075,14 @@ static PyObject *py_fmha_varlen_fwd(PyObject *self, PyObject *a)
     if (cq->shape[0] < 2) CHECK(value_error(&c, "cu_seqlens_q has %lld entries; the op needs batch + 1 >= 2",
                                             (long long)cq->shape[0]));
     CHECK(need_devices(&c, 3, 5)); /* out, softmax_lse */
+    int64_t rs[4];
+    CHECK(fmha_row_stride(&c, q, &rs[0]) || fmha_row_stride(&c, k, &rs[1]) || fmha_row_stride(&c, v, &rs[2]) ||
+          fmha_row_stride(&c, out, &rs[3]));
     aiter_aot_fmha_varlen_fwd_args args = {
         .size = sizeof args, .q = q->data, .k = k->data, .v = v->data, .out = out->data,
         .softmax_lse = (float *)lse->data, .cu_seqlens_q = (int32_t *)cq->data, .cu_seqlens_k = (int32_t *)ck->data,
-        .dtype = (aiter_aot_dtype)q->dtype, .max_seqlen_q = max_sq, .q_row_stride = q->strides[0],
-        .k_row_stride = k->strides[0], .v_row_stride = v->strides[0], .out_row_stride = out->strides[0],
+        .dtype = (aiter_aot_dtype)q->dtype, .max_seqlen_q = max_sq, .q_row_stride = rs[0],
+        .k_row_stride = rs[1], .v_row_stride = rs[2], .out_row_stride = rs[3],
         .softmax_scale = scale, .logits_soft_cap = cap, .causal = causal, .window_left = wl, .window_right = wr};
     CHECK(as_i32(&c, "batch", cq->shape[0] - 1, &args.batch) || as_i32(&c, "total_q", Tq, &args.total_q) ||
           as_i32(&c, "hq", hq, &args.hq) || as_i32(&c, "hk", hk, &args.hk) ||

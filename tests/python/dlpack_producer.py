@@ -58,10 +58,11 @@ class Producer:
     producer whose __dlpack__ takes no max_version (so only unversioned capsules come)."""
 
     def __init__(self, shape, dtype="float32", strides=None, device=(CUDA, 0), data=0x10000, byte_offset=0,
-                 version=(1, 0), readonly=False):
+                 version=(1, 0), readonly=False, null_shape=False):
         self.shape, self.strides, self.device = tuple(shape), strides, device
         self.dtype = dtype if isinstance(dtype, tuple) else DTYPES[dtype] + (1,)
         self.data, self.byte_offset, self.version, self.readonly = data, byte_offset, version, readonly
+        self.null_shape = null_shape
         self.deleted = 0
         self.calls = []
         self._keep = []
@@ -76,7 +77,7 @@ class Producer:
         self._keep += [shape, strides]
         t.data, t.device, t.ndim = self.data, DLDevice(*self.device), n
         t.dtype = DLDataType(*self.dtype)
-        t.shape = C.cast(shape, C.POINTER(C.c_int64))
+        t.shape = None if self.null_shape else C.cast(shape, C.POINTER(C.c_int64))
         t.strides = C.cast(strides, C.POINTER(C.c_int64)) if strides is not None else None
         t.byte_offset = self.byte_offset
 

@@ -194,6 +194,22 @@ class DLPackCapsules(unittest.TestCase):
             self.assertIn("already consumed", str(e.exception))
             self.assertEqual(p.deleted, before + 1)  # no second delete
 
+    def test_extent_refused(self):
+        """Negative sizes, no shape, a NULL data pointer with elements (a byte offset on it too),
+        more elements than a byte count holds: refused and deleted once; an empty tensor's NULL
+        pointer is fine."""
+        for p, text in ((gpu((4, -1)), "dimension 1 of size -1"), (gpu((4,), null_shape=True), "has no shape"),
+                        (gpu((4,), data=0), "NULL data pointer"), (gpu((4,), data=0, byte_offset=256), "NULL data"),
+                        (gpu((1 << 40, 1 << 40)), "more elements than a 64-bit byte count")):
+            with self.assertRaises(ValueError) as e:
+                N._describe(p)
+            self.assertIn(text, str(e.exception))
+            self.assertEqual(p.deleted, 1)
+        self.assertEqual(N._describe(gpu((0, 4), data=0))["shape"], (0, 4))
+        with self.assertRaises(ValueError) as e:
+            N._describe((0x2000, (-1,), (1,), 5, 0))
+        self.assertIn("dimension 0 of size -1", str(e.exception))
+
     def test_newer_major_refused(self):
         with self.assertRaises(ValueError) as e:
             N._describe(gpu((4,), version=(2, 1)))
@@ -434,6 +450,12 @@ class OpChecks(unittest.TestCase):
         self.refused(ValueError, f"sorted_token_ids has shape ({P + 1},); the op needs [max_num_tokens_padded] = "
                      f"({P},)", A.moe_sorting, *bad)
         bad = list(ok)
+        bad[9] = -1  # named itself, not through the outputs sized from it
+        self.refused(ValueError, "num_experts = -1; supported 1..1024", A.moe_sorting, *bad)
+        bad = list(ok)
+        bad[8] = t((-1,), "uint8")  # a negative size would have read as 2^64 - 1 bytes of workspace
+        self.refused(ValueError, "workspace has dimension 0 of size -1", A.moe_sorting, *bad)
+        bad = list(ok)
         bad[5] = t((B - 1,), "int32")
         self.refused(ValueError, "sorted_expert_ids has shape", A.moe_sorting, *bad)
         bad = list(ok)
@@ -611,6 +633,10 @@ class OpChecks(unittest.TestCase):
         bad = list(ok)
         bad[1] = t((Tk, hk, d), "float16")
         self.refused(TypeError, "k has dtype float16; the op needs bfloat16", A.fmha_varlen_fwd, *bad)
+        for i, name in ((0, "q"), (1, "k"), (3, "out")):  # expand()ed rows: the op would read 0 as packed
+            bad = list(ok)
+            bad[i] = t(ok[i][1], "bfloat16", strides=(0, d, 1))
+            self.refused(ValueError, name + ": its rows are 0 elements apart", A.fmha_varlen_fwd, *bad)
         bad = list(ok)
         bad[0] = t((Tq, hq, d), "bfloat16", strides=(hq * d, 1, hq))
         self.refused(ValueError, "q has strides", A.fmha_varlen_fwd, *bad)
