@@ -31,6 +31,10 @@ int cli_read_file(const char *path, unsigned char **data, size_t *size);
  * (`shown` names it in messages). */
 int cli_write_file(const char *path, const void *data, size_t size);
 int cli_write_at(int dirfd, const char *name, const char *shown, const void *data, size_t size);
+/* cli_write_at's first half: the bytes in a new temporary (its name in tmp), not yet renamed
+ * over `name`, so that a caller can put several outputs in place only once all are written. */
+int cli_write_temp(int dirfd, const char *name, const char *shown, const void *data, size_t size,
+                   char *tmp, size_t cap);
 /* The directory of path, opened (O_DIRECTORY), and *base its last component. @return fd or -1. */
 int cli_open_parent(const char *path, const char **base);
 /* EXIT_OK if name in dirfd is absent or a regular file; EXIT_NOT_REGULAR (printed) otherwise. */

@@ -122,12 +122,12 @@ int cli_temp_open(int dirfd, const char *name, char *tmp, size_t cap)
     return -1;
 }
 
-int cli_write_at(int dirfd, const char *name, const char *shown, const void *data, size_t size)
+int cli_write_temp(int dirfd, const char *name, const char *shown, const void *data, size_t size,
+                   char *tmp, size_t cap)
 {
-    char tmp[256];
     int rc = cli_output_check(dirfd, name, shown);
     if (rc) return rc;
-    int fd = cli_temp_open(dirfd, name, tmp, sizeof tmp);
+    int fd = cli_temp_open(dirfd, name, tmp, cap);
     if (fd < 0) return cli_error(EXIT_OUTPUT, "%s: cannot create a temporary file (%s)", shown, strerror(errno));
     const unsigned char *p = data;
     int ok = 1;
@@ -136,7 +136,17 @@ int cli_write_at(int dirfd, const char *name, const char *shown, const void *dat
         ok = n > 0, done += ok ? (size_t)n : 0;
     }
     ok &= close(fd) == 0;
-    if (!ok || renameat(dirfd, tmp, dirfd, name) != 0) {
+    if (ok) return EXIT_OK;
+    unlinkat(dirfd, tmp, 0);
+    return cli_error(EXIT_OUTPUT, "%s: cannot write", shown);
+}
+
+int cli_write_at(int dirfd, const char *name, const char *shown, const void *data, size_t size)
+{
+    char tmp[256];
+    int rc = cli_write_temp(dirfd, name, shown, data, size, tmp, sizeof tmp);
+    if (rc) return rc;
+    if (renameat(dirfd, tmp, dirfd, name) != 0) {
         unlinkat(dirfd, tmp, 0);
         return cli_error(EXIT_OUTPUT, "%s: cannot write", shown);
     }
