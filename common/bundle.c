@@ -149,7 +149,7 @@ static aiter_aot_status read_header(aot_bundle *b, const unsigned char *p, size_
     if (b->entries > AOT_MAX_COUNT || b->kernels > AOT_MAX_COUNT || b->args > AOT_MAX_COUNT ||
         b->frames > AOT_MAX_COUNT)
         return CORRUPT("table counts out of range");
-    if (b->strings_size == 0 || b->strings_size > (1u << 24) || b->dict_size > (1u << 24))
+    if (b->strings_size == 0 || b->strings_size > AOT_MAX_STRINGS || b->dict_size > AOT_MAX_DICT)
         return CORRUPT("string table or dictionary size out of range");
     if (((b->flags & AOT_BUNDLE_FLAG_DICT) != 0) != (b->dict_size != 0))
         return CORRUPT("dictionary flag and size disagree");

@@ -19,6 +19,8 @@
 #define AOT_FRAME_SIZE 32
 
 #define AOT_MAX_COUNT 65536u               /* per table */
+#define AOT_MAX_STRINGS (1u << 24)         /* string table bytes (and at least 1, the "") */
+#define AOT_MAX_DICT (1u << 24)            /* dictionary bytes */
 #define AOT_MAX_FRAME_USIZE (1ull << 30)   /* 1 GiB decompressed per frame */
 #define AOT_MAX_TOTAL_USIZE (1ull << 30)   /* and 1 GiB for all frames together */
 #define AOT_MAX_FIND_CANDIDATES 16        /* magic strings aot_bundle_find tries */

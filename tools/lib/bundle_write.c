@@ -23,6 +23,7 @@ static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 typedef struct {
     char *buf;
     size_t len, cap;
+    int out_of_memory; /* an add failed: the table lacks a string */
 } strtab;
 
 static uint32_t strtab_add(strtab *t, const char *s)
@@ -33,7 +34,7 @@ static uint32_t strtab_add(strtab *t, const char *s)
     if (t->len + n > t->cap) {
         size_t cap = (t->cap + n) * 2;
         char *b = realloc(t->buf, cap);
-        if (b == NULL) return UINT32_MAX;
+        if (b == NULL) return t->out_of_memory = 1, UINT32_MAX;
         t->buf = b, t->cap = cap;
     }
     memcpy(t->buf + t->len, s, n);
@@ -367,11 +368,50 @@ static void intern_strings(pack_state *s, aot_pack_item *items, size_t n)
     }
 }
 
+/* The strings of every record, in the table before anything is compressed: a table the reader
+ * would refuse stops the pack early. */
+static aiter_aot_status check_strings(pack_state *s, aot_pack_item *items, size_t n, aot_diag *d)
+{
+    intern_strings(s, items, n);
+    if (s->st.out_of_memory) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (s->st.len > AOT_MAX_STRINGS)
+        return aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT,
+                        "the names of modules, kernels and arguments take %zu bytes; a bundle's string table "
+                        "holds at most %u (split the code objects into several bundles)", s->st.len, AOT_MAX_STRINGS);
+    return AITER_AOT_STATUS_OK;
+}
+
+/* The reader refuses a table of more than AOT_MAX_COUNT records: so does the writer, naming the
+ * code object that adds the most. */
+static aiter_aot_status check_count(const char *what, size_t total, const aot_pack_item *most, size_t its,
+                                    aot_diag *d)
+{
+    if (total <= AOT_MAX_COUNT) return AITER_AOT_STATUS_OK;
+    return aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT,
+                    "%zu %s in all (%zu of them from %s); a bundle holds at most %u (split the code objects "
+                    "into several bundles)", total, what, its, most->path, AOT_MAX_COUNT);
+}
+
+static aiter_aot_status check_counts(const aot_pack_item *items, size_t n, aot_diag *d)
+{
+    size_t kernels = 0, args = 0, most_k = 0, most_a = 0, ik = 0, ia = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t a = 0;
+        for (unsigned k = 0; k < items[i].co.nkernels; k++) a += items[i].co.kernels[k].nargs;
+        kernels += items[i].co.nkernels, args += a;
+        if (items[i].co.nkernels > most_k) most_k = items[i].co.nkernels, ik = i;
+        if (a > most_a) most_a = a, ia = i;
+    }
+    if (n == 0) return AITER_AOT_STATUS_OK;
+    AOT_FORWARD(check_count("code objects", n, &items[n - 1], 1, d));
+    AOT_FORWARD(check_count("kernels", kernels, &items[ik], most_k, d));
+    return check_count("kernel arguments", args, &items[ia], most_a, d);
+}
+
 static aiter_aot_status emit(pack_state *s, aot_pack_item *items, size_t n, size_t payload,
                              unsigned char **out, size_t *out_size, aot_diag *d)
 {
     aot_bundle *h = &s->h;
-    intern_strings(s, items, n);
     h->version = AOT_BUNDLE_VERSION;
     h->entries = (uint32_t)n;
     h->kernels = count_kernels(items, n, &h->args);
@@ -474,6 +514,7 @@ aiter_aot_status aot_bundle_write(aot_pack_item *items, size_t n, const aot_pack
         return aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT, "zstd level %d is not in 1..22", o.level);
     qsort(items, n, sizeof *items, item_order);
     AOT_FORWARD(check_duplicates(items, n, d));
+    AOT_FORWARD(check_counts(items, n, d));
     pack_state s;
     memset(&s, 0, sizeof s);
     s.fr = calloc(n ? n : 1, sizeof *s.fr);
@@ -482,6 +523,7 @@ aiter_aot_status aot_bundle_write(aot_pack_item *items, size_t n, const aot_pack
     aiter_aot_status st = s.fr && s.item_offset
                               ? build_blobs(items, n, s.fr, &s.nf, s.item_offset, d)
                               : aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (st == AITER_AOT_STATUS_OK) st = check_strings(&s, items, n, d);
     if (st == AITER_AOT_STATUS_OK) st = choose_compression(&s, items, n, &o, &payload, d);
     if (st == AITER_AOT_STATUS_OK) st = emit(&s, items, n, payload, out, out_size, d);
     for (size_t f = 0; s.fr && f < s.nf; f++) free(s.fr[f].blob);
