@@ -429,11 +429,9 @@ aiter_aot_status aot_bundle_decompress_frame(const aot_bundle *b, uint32_t i, un
 /* [off, off + len) lies inside size bytes (no overflow). */
 static int within(uint64_t off, uint64_t len, uint64_t size) { return off <= size && len <= size - off; }
 
-/* What an ELF64 little-endian image's headers make a reader touch lies inside its `size` bytes:
- * the section and program header tables, every section's bytes (SHT_NOBITS has none), every
- * segment's file bytes. A GPU driver takes only a pointer and reads as far as those headers
- * say, and a hostile bundle writes the entry's hash too. @return NULL or what is out of place. */
-static const char *elf_extent_fault(const unsigned char *p, uint64_t size)
+/* See bundle.h. A GPU driver takes only a pointer and reads as far as those headers say, and a
+ * hostile bundle writes the entry's hash too. */
+const char *aot_elf_extent_fault(const unsigned char *p, uint64_t size)
 {
     if (size < 64 || memcmp(p, "\177ELF\2\1", 6) != 0) return "not an ELF64 little-endian image";
     uint64_t phoff = get64(p + 32), shoff = get64(p + 40);
@@ -453,14 +451,22 @@ static const char *elf_extent_fault(const unsigned char *p, uint64_t size)
     return NULL;
 }
 
-aiter_aot_status aot_bundle_check_entry(const aot_bundle *b, uint32_t i,
-                                        const unsigned char *frame_bytes, aot_diag *d)
+aiter_aot_status aot_bundle_check_entry_hash(const aot_bundle *b, uint32_t i,
+                                             const unsigned char *frame_bytes, aot_diag *d)
 {
     aot_entry_rec e = aot_bundle_entry(b, i);
     if (aot_xxh64(frame_bytes + e.offset, (size_t)e.size, 0) != e.hash)
         return CORRUPT("entry %u (%s for %s): content hash mismatch", i,
                        aot_bundle_string(b, e.name), aot_bundle_string(b, e.target));
-    const char *fault = elf_extent_fault(frame_bytes + e.offset, e.size);
+    return AITER_AOT_STATUS_OK;
+}
+
+aiter_aot_status aot_bundle_check_entry(const aot_bundle *b, uint32_t i,
+                                        const unsigned char *frame_bytes, aot_diag *d)
+{
+    aot_entry_rec e = aot_bundle_entry(b, i);
+    AOT_FORWARD(aot_bundle_check_entry_hash(b, i, frame_bytes, d));
+    const char *fault = aot_elf_extent_fault(frame_bytes + e.offset, e.size);
     if (fault)
         return CORRUPT("entry %u (%s for %s): %s (%llu bytes)", i, aot_bundle_string(b, e.name),
                        aot_bundle_string(b, e.target), fault, (unsigned long long)e.size);

@@ -80,6 +80,17 @@ void aot_frame_decoder_close(aot_frame_decoder *fd);
  * handed a pointer and reads as far as those headers say). */
 aiter_aot_status aot_bundle_check_entry(const aot_bundle *b, uint32_t i,
                                         const unsigned char *frame_bytes, aot_diag *d);
+/* The hash half of aot_bundle_check_entry alone (verify tells a hash mismatch from an invalid
+ * code object). */
+aiter_aot_status aot_bundle_check_entry_hash(const aot_bundle *b, uint32_t i,
+                                             const unsigned char *frame_bytes, aot_diag *d);
+
+/* What an ELF64 little-endian image's headers make a reader touch lies inside its `size` bytes:
+ * the section and program header tables, every section's bytes (SHT_NOBITS has none), every
+ * segment's file bytes. @return NULL, or what is out of place ("a section past its end"). The
+ * reader checks every entry with it; pack checks every code object, so it never writes one
+ * the reader refuses. */
+const char *aot_elf_extent_fault(const unsigned char *p, uint64_t size);
 
 /* Record encoders for the writer: each writes exactly its record size. */
 void aot_encode_header(unsigned char *p, const aot_bundle *b);

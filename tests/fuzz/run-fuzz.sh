@@ -11,8 +11,8 @@ flags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover
   -I$root/common -I$root/runtime/include -I$root/runtime/src -I$root/tools/lib -I$root/tests/unit"
 common="$root/common/hash.c $root/common/diag.c $root/common/target_id.c"
 src_bundle="$root/tests/fuzz/fuzz_bundle.c $root/runtime/src/load_frame.c $root/common/bundle.c $common"
-src_codeobj="$root/tests/fuzz/fuzz_codeobj.c $root/tools/lib/codeobj.c $root/tools/lib/msgpack.c $common"
-src_metadata="$root/tests/fuzz/fuzz_metadata.c $root/tools/lib/codeobj.c $root/tools/lib/msgpack.c $common"
+src_codeobj="$root/tests/fuzz/fuzz_codeobj.c $root/tools/lib/codeobj.c $root/tools/lib/msgpack.c $root/common/bundle.c $common"
+src_metadata="$root/tests/fuzz/fuzz_metadata.c $root/tools/lib/codeobj.c $root/tools/lib/msgpack.c $root/common/bundle.c $common"
 for t in ${FUZZ_TARGETS:-bundle codeobj metadata}; do
     mkdir -p "$out/$t" "$out/corpus/$t"
     eval src=\$src_$t

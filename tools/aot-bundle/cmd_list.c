@@ -226,7 +226,8 @@ int cmd_verify(int argc, char **argv)
             aot_entry_rec r = aot_bundle_entry(&b, e);
             aot_codeobj co;
             if (r.frame != f) continue;
-            if (aot_bundle_check_entry(&b, e, bytes, &d)) {
+            /* the ELF extents are inspect's to check: a fault there is an invalid code object */
+            if (aot_bundle_check_entry_hash(&b, e, bytes, &d)) {
                 cli_error(0, "%s: %s", path, d.msg);
                 rc = rc ? rc : EXIT_HASH;
             } else if (aot_codeobj_inspect(bytes + r.offset, (size_t)r.size, aot_bundle_string(&b, r.name),

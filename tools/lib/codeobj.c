@@ -8,6 +8,7 @@
 #include <string.h>
 #include <stdio.h>  /* snprintf */
 
+#include "bundle.h" /* aot_elf_extent_fault */
 #include "msgpack.h"
 #include "target_id.h"
 
@@ -445,10 +446,13 @@ aiter_aot_status aot_codeobj_inspect(const void *data, size_t size, const char *
     Elf *elf = elf_memory((char *)data, size);
     GElf_Ehdr eh;
     aiter_aot_status s;
+    const char *fault;
     if (elf == NULL || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
         s = BAD("%s: unreadable ELF (%s)", what, elf_errmsg(-1));
     else if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
         s = BAD("%s: not a little-endian ELF64 object", what);
+    else if ((fault = aot_elf_extent_fault(data, size)) != NULL) /* libelf reads only what it is asked */
+        s = BAD("%s: %s (%zu bytes): truncated, or its headers do not describe this file", what, fault, size);
     else if (eh.e_machine == EM_AMDGPU_)
         s = inspect_amd(elf, &eh, what, declared, co, d);
     else if (eh.e_machine == EM_CUDA_)

@@ -2,7 +2,9 @@
  * AMDGPU: ELF64 LE, EM_AMDGPU, ELFOSABI_AMDGPU_HSA, ET_DYN, code-object version 4..6, e_flags
  * agreeing with the metadata's amdhsa.target (and with a declared target), a parseable
  * NT_AMDGPU_METADATA note, and a <name>.kd symbol for every kernel it lists.
- * CUDA: ELF64 LE, EM_CUDA, the SM in e_flags agreeing with the declared target. */
+ * CUDA: ELF64 LE, EM_CUDA, the SM in e_flags agreeing with the declared target.
+ * Both: section and program headers describing only bytes inside the file (the reader's
+ * aot_elf_extent_fault: what pack accepts, every reader accepts). */
 #ifndef AOT_CODEOBJ_H
 #define AOT_CODEOBJ_H
 
