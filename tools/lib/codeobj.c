@@ -133,20 +133,25 @@ static int read_kernel_uint(aot_co_kernel *k, const char *key, uint32_t kn, uint
     return 0;
 }
 
-static int read_kernel(mp_reader *r, aot_co_kernel *k, char *symbol, size_t symcap)
+/* A MessagePack string where it lies (not NUL-terminated). */
+typedef struct {
+    const char *s;
+    uint32_t n;
+} mp_span;
+
+static int read_kernel(mp_reader *r, aot_co_kernel *k, mp_span *name, mp_span *symbol)
 {
     uint32_t n;
     if (mp_read_map(r, &n)) return -1;
     for (uint32_t i = 0; i < n; i++) {
-        const char *key, *s;
-        uint32_t kn, sn;
+        const char *key;
+        uint32_t kn;
         uint64_t v;
         int b;
         if (mp_read_str(r, &key, &kn)) return -1;
         if (mp_str_eq(key, kn, ".name") || mp_str_eq(key, kn, ".symbol")) {
-            if (mp_read_str(r, &s, &sn)) return -1;
-            if (key[1] == 'n') copy_str(k->name, sizeof k->name, s, sn);
-            else copy_str(symbol, symcap, s, sn);
+            mp_span *to = key[1] == 'n' ? name : symbol;
+            if (mp_read_str(r, &to->s, &to->n)) return -1;
         } else if (mp_str_eq(key, kn, ".args")) {
             if (read_args(r, k)) return -1;
         } else if (mp_str_eq(key, kn, ".uses_dynamic_stack")) {
@@ -162,7 +167,7 @@ static int read_kernel(mp_reader *r, aot_co_kernel *k, char *symbol, size_t symc
     return 0;
 }
 
-static int has_symbol(Elf *elf, const char *name, int want_object)
+static int has_symbol(Elf *elf, mp_span name, int want_object)
 {
     for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
         GElf_Shdr sh;
@@ -174,12 +179,37 @@ static int has_symbol(Elf *elf, const char *name, int want_object)
             GElf_Sym sym;
             if (!gelf_getsym(data, (int)i, &sym)) break;
             const char *s = elf_strptr(elf, sh.sh_link, sym.st_name);
-            if (s && strcmp(s, name) == 0 &&
+            if (s && strncmp(s, name.s, name.n) == 0 && s[name.n] == 0 &&
                 (!want_object || GELF_ST_TYPE(sym.st_info) == STT_OBJECT))
                 return 1;
         }
     }
     return 0;
+}
+
+/* A kernel name is recorded whole or refused: cut to fit, it would name a kernel the code object
+ * lacks (or two kernels one name), and the runtime's lookup by that name would fail. */
+static aiter_aot_status name_too_long(const char *what, const char *name, size_t n, aot_diag *d)
+{
+    return BAD("%s: kernel %.40s...: its name is %zu bytes, over the %zu a bundle records "
+               "(shorten it: extern \"C\", fewer template arguments)",
+               what, name, n, sizeof ((aot_co_kernel *)NULL)->name - 1);
+}
+
+/* Checks the kernel's .name and .symbol (<name>.kd, present in the symbol table) and keeps the name. */
+static aiter_aot_status take_name(amd_ctx *c, unsigned i, mp_span name, mp_span symbol, aot_co_kernel *k,
+                                  Elf *elf)
+{
+    aot_diag *d = c->d;
+    if (name.n == 0 || symbol.n < 4 || memcmp(symbol.s + symbol.n - 3, ".kd", 3) != 0)
+        return BAD("%s: kernel %u has no name or no .kd symbol in its metadata", c->what, i);
+    if (memchr(name.s, 0, name.n) || memchr(symbol.s, 0, symbol.n))
+        return BAD("%s: kernel %u: a NUL byte inside its name or symbol", c->what, i);
+    if (name.n >= sizeof k->name) return name_too_long(c->what, name.s, name.n, d);
+    copy_str(k->name, sizeof k->name, name.s, name.n);
+    if (!has_symbol(elf, symbol, 1))
+        return BAD("%s: kernel %s: descriptor symbol %.*s is missing", c->what, k->name, (int)symbol.n, symbol.s);
+    return AITER_AOT_STATUS_OK;
 }
 
 static aiter_aot_status read_kernels(amd_ctx *c, mp_reader *r, Elf *elf)
@@ -193,14 +223,10 @@ static aiter_aot_status read_kernels(amd_ctx *c, mp_reader *r, Elf *elf)
     if (c->co->kernels == NULL) return BAD("%s: out of memory", c->what);
     for (uint32_t i = 0; i < n; i++) {
         aot_co_kernel *k = &c->co->kernels[c->co->nkernels++];
-        char symbol[160] = "";
-        if (read_kernel(r, k, symbol, sizeof symbol))
+        mp_span name = {"", 0}, symbol = {"", 0};
+        if (read_kernel(r, k, &name, &symbol))
             return BAD("%s: kernel %u metadata is malformed", c->what, i);
-        size_t sl = strlen(symbol);
-        if (!k->name[0] || sl < 4 || strcmp(symbol + sl - 3, ".kd") != 0)
-            return BAD("%s: kernel %u has no name or no .kd symbol in its metadata", c->what, i);
-        if (!has_symbol(elf, symbol, 1))
-            return BAD("%s: kernel %s: descriptor symbol %s is missing", c->what, k->name, symbol);
+        AOT_FORWARD(take_name(c, i, name, symbol, k, elf));
         for (unsigned a = 0; a < k->nargs; a++)
             if (strncmp(k->args[a].kind, "hidden_", 7) != 0 &&
                 k->args[a].offset + k->args[a].size > k->rec.explicit_args_size)
@@ -388,6 +414,7 @@ static aiter_aot_status cubin_kernels(Elf *elf, const char *what, aot_codeobj *c
         if (!gelf_getshdr(s, &sh) || !(nm = elf_strptr(elf, shstrndx, sh.sh_name))) continue;
         if (strncmp(nm, ".nv.info.", 9) != 0) continue;
         aot_co_kernel *k = &co->kernels[co->nkernels++];
+        if (strlen(nm + 9) >= sizeof k->name) return name_too_long(what, nm + 9, strlen(nm + 9), d);
         snprintf(k->name, sizeof k->name, "%s", nm + 9);
         k->rec.wave_size = 32;
         Elf_Data *data = elf_getdata(s, NULL);
