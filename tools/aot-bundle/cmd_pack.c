@@ -203,7 +203,13 @@ int cmd_remove(int argc, char **argv)
         return EXIT_USAGE;
     if (o.nfiles != 1 || (!o.target && !o.kernel))
         return cli_error(EXIT_USAGE, "remove: need one bundle and --target and/or --kernel");
-    return finish(&l, &o, add_bundle(&l, o.files[0], keep_unmatched, &o));
+    int rc = add_bundle(&l, o.files[0], keep_unmatched, &o);
+    /* an empty bundle is never wanted (pack refuses one): removing everything is a mistake */
+    if (rc == 0 && l.n == 0)
+        rc = cli_error(EXIT_USAGE, "remove: every code object of %s matches%s%s%s%s; nothing would be left "
+                       "(to drop the bundle, delete it)", o.files[0], o.target ? " --target " : "",
+                       o.target ? o.target : "", o.kernel ? " --kernel " : "", o.kernel ? o.kernel : "");
+    return finish(&l, &o, rc);
 }
 
 static int keep_listed(const aot_bundle *b, unsigned e, const cli_opts *o)
@@ -222,5 +228,9 @@ int cmd_repack(int argc, char **argv)
     pack_list l = {0};
     if (cli_parse(argc, argv, OPT_OUT | OPT_LEVEL | OPT_DICT | OPT_TARGETS, &o)) return EXIT_USAGE;
     if (o.nfiles != 1) return cli_error(EXIT_USAGE, "repack: need exactly one bundle");
-    return finish(&l, &o, add_bundle(&l, o.files[0], keep_listed, &o));
+    int rc = add_bundle(&l, o.files[0], keep_listed, &o);
+    if (rc == 0 && l.n == 0) /* a misspelt --targets: an empty bundle is never wanted */
+        rc = cli_error(EXIT_USAGE, "repack: --targets %s matches no target of %s (see aot-bundle list %s)",
+                       o.targets, o.files[0], o.files[0]);
+    return finish(&l, &o, rc);
 }

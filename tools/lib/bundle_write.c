@@ -402,7 +402,8 @@ static aiter_aot_status check_counts(const aot_pack_item *items, size_t n, aot_d
         if (items[i].co.nkernels > most_k) most_k = items[i].co.nkernels, ik = i;
         if (a > most_a) most_a = a, ia = i;
     }
-    if (n == 0) return AITER_AOT_STATUS_OK;
+    if (n == 0) /* what a caller meant was never an empty bundle */
+        return aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT, "no code objects to pack");
     AOT_FORWARD(check_count("code objects", n, &items[n - 1], 1, d));
     AOT_FORWARD(check_count("kernels", kernels, &items[ik], most_k, d));
     return check_count("kernel arguments", args, &items[ia], most_a, d);
