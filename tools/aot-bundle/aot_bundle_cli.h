@@ -15,7 +15,8 @@ enum {
     EXIT_CORRUPT = 4,      /* the bundle's header or index fails its checks */
     EXIT_FRAME = 5,        /* verify: a frame does not decompress to its recorded size */
     EXIT_HASH = 6,         /* verify: a code object's bytes do not match their hash */
-    EXIT_INVALID_CO = 7,   /* verify: a code object in the bundle no longer validates */
+    EXIT_INVALID_CO = 7,   /* verify: a code object in the bundle no longer validates; list: an
+                              ELF file that is no valid code object and embeds no bundle */
     EXIT_OUTPUT = 8,       /* an output could not be written */
     EXIT_NOT_REGULAR = 9   /* an output exists and is not a regular file (a device, a link) */
 };

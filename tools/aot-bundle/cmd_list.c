@@ -175,17 +175,19 @@ int cmd_list(int argc, char **argv)
     cli_opts_free(&o);
     if (cli_read_file(path, &data, &size)) return EXIT_INPUT;
     aot_codeobj co;
-    aot_diag d = {""};
+    aot_diag d = {""}, why_not_co = {""};
     aot_bundle b;
-    if (size > 18 && memcmp(data, "\177ELF", 4) == 0 &&
-        aot_codeobj_inspect(data, size, path, NULL, &co, &d) == AITER_AOT_STATUS_OK) {
+    int elf = size > 18 && memcmp(data, "\177ELF", 4) == 0;
+    if (elf && aot_codeobj_inspect(data, size, path, NULL, &co, &why_not_co) == AITER_AOT_STATUS_OK) {
         if (json) printf("{\"object\": [\n");
         else printf("code object %s: target %s\n", path, co.target);
         print_module(path, &co, (unsigned long long)size, 0, json, 1);
         if (json) printf("]}\n");
         aot_codeobj_free(&co);
     } else if (aot_bundle_find(&b, data, size, &d) == AITER_AOT_STATUS_OK) {
-        list_bundle(&b, path, json);
+        list_bundle(&b, path, json); /* an object, archive or executable that embeds a bundle */
+    } else if (elf) { /* an ELF file that is neither: why it is no code object is what helps */
+        rc = cli_error(EXIT_INVALID_CO, "%s; nor does it embed a bundle", why_not_co.msg);
     } else {
         rc = cli_error(EXIT_CORRUPT, "%s: neither a valid code object nor a valid bundle (%s)", path, d.msg);
     }

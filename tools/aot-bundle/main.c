@@ -49,8 +49,8 @@ static const char usage[] =
     "  --help, --version\n"
     "\n"
     "exit status: 0 ok, 2 usage, 3 bad input file or code object, 4 corrupt bundle index,\n"
-    "  5 frame does not decompress, 6 code-object hash mismatch, 7 code object no longer\n"
-    "  validates, 8 cannot write output, 9 an output (-o, or a file extract would write)\n"
+    "  5 frame does not decompress, 6 code-object hash mismatch, 7 a code object does not\n"
+    "  validate (verify, list), 8 cannot write output, 9 an output (-o, or a file extract would write)\n"
     "  exists and is not a regular file.\n";
 
 int cli_error(int code, const char *fmt, ...)
