@@ -1,8 +1,10 @@
 /* cmd_pack.c : pack, add, remove and repack; every path ends in aot_bundle_write. */
-#define _POSIX_C_SOURCE 200809L /* strtok_r */
+#define _POSIX_C_SOURCE 200809L /* strtok_r, renameat, unlinkat */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "aot_bundle_cli.h"
 
@@ -125,31 +127,53 @@ static aot_pack_cache *load_cache(const char *path)
     return c;
 }
 
-static int save_cache(const char *path, const aot_pack_cache *c)
+/* The new cache, written to a temporary beside its path but not yet renamed over it. */
+typedef struct {
+    int dir;
+    const char *base;
+    char tmp[256];
+} staged_cache;
+
+/* Writes the cache's temporary before -o is touched, so that a cache path that cannot be
+ * written (a directory, a read-only folder) fails the pack with the old bundle in place. */
+static int stage_cache(const char *path, const aot_pack_cache *c, staged_cache *sc)
 {
     unsigned char *data;
     size_t size;
     aot_diag d = {""};
-    if (aot_pack_cache_serialize(c, &data, &size, &d)) return cli_error(EXIT_OUTPUT, "%s: %s", path, d.msg);
-    int rc = cli_write_file(path, data, size);
+    if ((sc->dir = cli_open_parent(path, &sc->base)) < 0)
+        return cli_error(EXIT_OUTPUT, "--cache %s: %s", path, strerror(errno));
+    if (aot_pack_cache_serialize(c, &data, &size, &d)) return cli_error(EXIT_OUTPUT, "--cache %s: %s", path, d.msg);
+    int rc = cli_write_temp(sc->dir, sc->base, path, data, size, sc->tmp, sizeof sc->tmp);
     free(data);
+    if (rc) sc->tmp[0] = 0;
+    return rc;
+}
+
+/* Puts the staged cache in place once the bundle is written (rc 0), else drops it. */
+static int finish_cache(const char *path, staged_cache *sc, int rc)
+{
+    if (sc->tmp[0] && rc == 0 && renameat(sc->dir, sc->tmp, sc->dir, sc->base) != 0)
+        rc = cli_error(EXIT_OUTPUT, "--cache %s: cannot write (%s); the bundle was written", path, strerror(errno));
+    if (sc->tmp[0] && rc != 0) unlinkat(sc->dir, sc->tmp, 0);
+    if (sc->dir >= 0) close(sc->dir);
     return rc;
 }
 
 static int write_out(pack_list *l, cli_opts *o)
 {
-    unsigned char *out;
+    unsigned char *out = NULL;
     size_t size;
     aot_diag d = {""};
+    staged_cache sc = {-1, NULL, ""};
     if (o->cache && (o->pack.cache = load_cache(o->cache)) == NULL) return cli_error(EXIT_INPUT, "out of memory");
-    int rc = EXIT_INPUT;
-    if (aot_bundle_write(l->items, l->n, &o->pack, &out, &size, &d) != AITER_AOT_STATUS_OK) {
-        cli_error(EXIT_INPUT, "%s", d.msg);
-    } else {
-        rc = cli_write_file(o->out, out, size);
-        free(out);
-    }
-    if (rc == 0 && o->cache) rc = save_cache(o->cache, o->pack.cache);
+    int rc = EXIT_OK;
+    if (aot_bundle_write(l->items, l->n, &o->pack, &out, &size, &d) != AITER_AOT_STATUS_OK)
+        rc = cli_error(EXIT_INPUT, "%s", d.msg);
+    if (rc == 0 && o->cache) rc = stage_cache(o->cache, o->pack.cache, &sc);
+    if (rc == 0) rc = cli_write_file(o->out, out, size);
+    rc = finish_cache(o->cache, &sc, rc);
+    free(out);
     aot_pack_cache_free(o->pack.cache);
     return rc;
 }
