@@ -1,10 +1,11 @@
 /* test_unit.c : hash, target IDs, MessagePack, code-object validation (checked against
  * llvm-readelf), bundle round trips and the pack cache. Usage: test_unit READELF CO_OR_CUBIN...
  * (the code objects the build made for every target). */
-#define _POSIX_C_SOURCE 200809L /* popen */
+#define _POSIX_C_SOURCE 200809L /* popen, clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zstd.h>
 
 #include "bundle.h"
@@ -313,6 +314,71 @@ static void test_pack_cache(aot_pack_item *items, size_t n)
     free(want);
 }
 
+/* The key bundle_write.c files a trained dictionary under: every code object, in pack order. */
+static uint64_t dict_key(const aot_pack_item *items, size_t n)
+{
+    uint64_t key = aot_xxh64("DICT", 4, ZSTD_versionNumber());
+    for (size_t i = 0; i < n; i++) key = aot_xxh64(items[i].bytes, items[i].size, key);
+    return key;
+}
+
+/* A dictionary record a pack could not have written is retrained, never used: "none" for
+ * input that trains one, zstd's magic before garbage, raw bytes, more than the reader takes. */
+static void test_pack_cache_dict(aot_pack_item *items, size_t n)
+{
+    aot_pack_options o = {1, AOT_DICT_ALWAYS, NULL};
+    unsigned char *want, *b, *raw = malloc(((size_t)1 << 24) + 8);
+    size_t want_size, s;
+    aot_diag d;
+    int packed = raw && aot_bundle_write(items, n, &o, &want, &want_size, &d) == 0;
+    CHECK(packed, "pack with a dictionary: %s", d.msg);
+    if (!packed) return free(raw);
+    memset(raw, 'x', ((size_t)1 << 24) + 8);
+    memcpy(raw, "\x37\xa4\x30\xec", 4); /* ZSTD_MAGIC_DICTIONARY, then no valid tables */
+    static const struct { size_t at, size; const char *what; } bad[] = {
+        {4, 0, "a \"none\" record"}, {0, 200, "a zstd dictionary header before garbage"},
+        {4, 4096, "4 KiB of raw content"}, {4, ((size_t)1 << 24) + 4, "16 MiB of raw content"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        o.cache = aot_pack_cache_parse(NULL, 0);
+        CHECK(o.cache && aot_pack_cache_put(o.cache, dict_key(items, n), raw + bad[i].at, bad[i].size, &d) == 0, "put");
+        int same = aot_bundle_write(items, n, &o, &b, &s, &d) == 0 && s == want_size && memcmp(b, want, s) == 0;
+        CHECK(same, "a cached dictionary that is %s: retrained, the bytes of a pack without cache (%s)",
+              bad[i].what, same ? "" : d.msg);
+        if (same) free(b);
+        aot_pack_cache_free(o.cache);
+    }
+    free(want);
+    free(raw);
+}
+
+/* A cache of more records than a pack can use (3 per frame and a dictionary: 196609) is read
+ * only up to that many, and a lookup is a binary search: 250000 empty records once took 35 s
+ * to parse (a linear find per record). */
+static void test_pack_cache_records(void)
+{
+    enum { N = 250000 };
+    unsigned char *ser = calloc(8 + (size_t)N * 24, 1);
+    if (ser == NULL) return;
+    memcpy(ser, "AOTPKC01", 8);
+    uint64_t empty = aot_xxh64("", 0, 0);
+    for (size_t i = 0; i < N; i++) {
+        uint64_t key = i + 1;
+        memcpy(ser + 8 + 24 * i, &key, 8), memcpy(ser + 8 + 24 * i + 16, &empty, 8); /* little-endian host */
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    aot_pack_cache *c = aot_pack_cache_parse(ser, 8 + (size_t)N * 24);
+    const unsigned char *bytes;
+    size_t size;
+    int found = c && aot_pack_cache_get(c, N / 2, &bytes, &size) == 0 && size == 0;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    CHECK(found && secs < 2, "%d cache records parsed in %.2f s, a record found among them", N, secs);
+    CHECK(c && aot_pack_cache_get(c, N, &bytes, &size) != 0, "records past what a pack can use are not read");
+    aot_pack_cache_free(c);
+    free(ser);
+}
+
 static void test_bundles(int n, char **paths, const char *readelf)
 {
     aot_pack_item *items = calloc((size_t)n, sizeof *items);
@@ -352,6 +418,10 @@ static void test_bundles(int n, char **paths, const char *readelf)
         free(bytes);
     }
     test_pack_cache(items, (size_t)n);
+    size_t one = 0; /* the first target's code objects: enough to train a dictionary on */
+    while (one < (size_t)n && strcmp(items[one].co.target, items[0].co.target) == 0) one++;
+    test_pack_cache_dict(items, one);
+    test_pack_cache_records();
     aot_pack_item dup[2] = {items[0], items[0]};
     CHECK(aot_bundle_write(dup, 2, &o, &b2, &s2, &d) != 0 && strstr(d.msg, "duplicate"), "duplicates refused");
     aot_pack_item big = items[0];

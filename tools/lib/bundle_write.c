@@ -107,10 +107,11 @@ typedef struct {
     const unsigned char *z;
     size_t zsize;
     int owned;
+    size_t error; /* zstd's error code when compressing failed */
 } zjob;
 
-/* @return the frame's size, 0 on error (*out then NULL). */
-static size_t compress_one(ZSTD_CCtx *cctx, const zjob *j, unsigned char **out)
+/* @return the frame's size, 0 on error (*out then NULL, *error zstd's code). */
+static size_t compress_one(ZSTD_CCtx *cctx, const zjob *j, unsigned char **out, size_t *error)
 {
     ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, j->level);
@@ -118,11 +119,12 @@ static size_t compress_one(ZSTD_CCtx *cctx, const zjob *j, unsigned char **out)
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, (int)window_log(j->n + j->prefix_size));
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0);
-    if (j->dict) ZSTD_CCtx_loadDictionary(cctx, j->dict, j->dict_size);
-    if (j->prefix) ZSTD_CCtx_refPrefix(cctx, j->prefix, j->prefix_size);
+    size_t r = j->dict ? ZSTD_CCtx_loadDictionary(cctx, j->dict, j->dict_size) : 0;
+    if (!ZSTD_isError(r) && j->prefix) r = ZSTD_CCtx_refPrefix(cctx, j->prefix, j->prefix_size);
     size_t cap = ZSTD_compressBound(j->n);
-    *out = malloc(cap);
-    size_t r = *out ? ZSTD_compress2(cctx, *out, cap, j->src, j->n) : 0;
+    *out = ZSTD_isError(r) ? NULL : malloc(cap);
+    if (*out) r = ZSTD_compress2(cctx, *out, cap, j->src, j->n);
+    *error = ZSTD_isError(r) ? r : 0;
     if (*out == NULL || ZSTD_isError(r)) return free(*out), *out = NULL, 0;
     return r;
 }
@@ -178,7 +180,7 @@ static void *compress_worker(void *arg)
         zjob *j = &q->jobs[q->order[i]];
         if (j->src == NULL || j->z != NULL) continue; /* not needed, or found in the cache */
         unsigned char *z;
-        j->zsize = compress_one(cctx, j, &z);
+        j->zsize = compress_one(cctx, j, &z, &j->error);
         j->z = z, j->owned = 1;
     }
     ZSTD_freeCCtx(cctx);
@@ -214,7 +216,11 @@ static aiter_aot_status compress_all(zjob *jobs, size_t n, aot_diag *d)
     for (size_t h = 0; h < helpers; h++) pthread_join(helper[h], NULL);
     free(q.order);
     for (size_t i = 0; i < n; i++)
-        if (jobs[i].src && jobs[i].z == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "compression failed");
+        if (jobs[i].src && jobs[i].z == NULL)
+            return jobs[i].error ? aot_fail(d, AITER_AOT_STATUS_INVALID_ARGUMENT, "zstd compression of %zu bytes "
+                                            "(level %d%s) failed: %s", jobs[i].n, jobs[i].level,
+                                            jobs[i].dict ? ", with the dictionary" : "", ZSTD_getErrorName(jobs[i].error))
+                                 : aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory compressing %zu bytes", jobs[i].n);
     return AITER_AOT_STATUS_OK;
 }
 
@@ -253,16 +259,24 @@ static int base_frame(const frame_build *fr, size_t f)
     return -1;
 }
 
+enum { PIECE = 4096, DICT_CAP = 112640 /* zstd's default dictionary size */ };
+
+/* Is there too little input to train a dictionary on (train_dict makes none)? */
+static int too_little_to_train(const aot_pack_item *items, size_t n, size_t *total, size_t *pieces)
+{
+    *total = 0, *pieces = 0;
+    for (size_t i = 0; i < n; i++) *total += items[i].size, *pieces += (items[i].size + PIECE - 1) / PIECE;
+    return *pieces < 16 || *total < 64 * 1024;
+}
+
 /* Trains a dictionary on 4 KiB pieces of every code object. @return its size, 0 if none. */
 static size_t train_dict(const aot_pack_item *items, size_t n, unsigned char **dict)
 {
-    enum { PIECE = 4096 };
-    size_t total = 0, pieces = 0;
-    for (size_t i = 0; i < n; i++) total += items[i].size, pieces += (items[i].size + PIECE - 1) / PIECE;
+    size_t total, pieces;
     *dict = NULL;
-    if (pieces < 16 || total < 64 * 1024) return 0;
+    if (too_little_to_train(items, n, &total, &pieces)) return 0;
     unsigned char *samples = malloc(total);
-    size_t *sizes = malloc(pieces * sizeof *sizes), cap = total / 8 < 112640 ? total / 8 : 112640;
+    size_t *sizes = malloc(pieces * sizeof *sizes), cap = total / 8 < DICT_CAP ? total / 8 : DICT_CAP;
     *dict = malloc(cap);
     size_t k = 0, off = 0, r = 0;
     if (samples && sizes && *dict) {
@@ -281,6 +295,17 @@ static size_t train_dict(const aot_pack_item *items, size_t n, unsigned char **d
     return r;
 }
 
+/* Could train_dict have made this cache record? A trained dictionary is a zstd dictionary
+ * (magic and entropy tables) of at most DICT_CAP bytes; "none" (size 0) is what too little
+ * input gives. A record that could not be is retrained, as if absent: the cache must never
+ * change what a pack writes, nor make it fail. */
+static int cached_dict_ok(const aot_pack_item *items, size_t n, const unsigned char *dict, size_t size)
+{
+    size_t total, pieces;
+    if (size == 0) return too_little_to_train(items, n, &total, &pieces);
+    return size <= DICT_CAP && !ZDICT_isError(ZDICT_getDictHeaderSize(dict, size));
+}
+
 /* train_dict through the cache, keyed by every code object's bytes in order (a record of
  * size 0: too little input to train one). *size 0 and *dict NULL: no dictionary. */
 static aiter_aot_status cached_dict(const aot_pack_item *items, size_t n, aot_pack_cache *cache,
@@ -290,7 +315,7 @@ static aiter_aot_status cached_dict(const aot_pack_item *items, size_t n, aot_pa
     for (size_t i = 0; i < n; i++) key = aot_xxh64(items[i].bytes, items[i].size, key);
     const unsigned char *hit;
     *dict = NULL;
-    if (cache && aot_pack_cache_get(cache, key, &hit, size) == 0) {
+    if (cache && aot_pack_cache_get(cache, key, &hit, size) == 0 && cached_dict_ok(items, n, hit, *size)) {
         if (*size == 0) return AITER_AOT_STATUS_OK;
         if ((*dict = malloc(*size)) == NULL) return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
         memcpy(*dict, hit, *size);
@@ -488,7 +513,7 @@ static aiter_aot_status choose_compression(pack_state *s, aot_pack_item *items, 
     if ((s->jobs = calloc(3 * s->nf, sizeof *s->jobs)) == NULL)
         return aot_fail(d, AITER_AOT_STATUS_OUT_OF_MEMORY, "out of memory");
     for (size_t f = 0; f < s->nf; f++) {
-        zjob *j = frame_jobs(s, f), plain = {s->fr[f].blob, NULL, s->fr[f].usize, 0, NULL, 0, o->level, NULL, 0, 0};
+        zjob *j = frame_jobs(s, f), plain = {s->fr[f].blob, NULL, s->fr[f].usize, 0, NULL, 0, o->level, NULL, 0, 0, 0};
         int b = base_frame(s->fr, f);
         if (o->dict != AOT_DICT_ALWAYS) j[0] = plain;
         if (ds) j[1] = plain, j[1].dict = s->dict, j[1].dict_size = ds;

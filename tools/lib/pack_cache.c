@@ -7,10 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundle_format.h" /* AOT_MAX_COUNT */
 #include "hash.h"
 
 static const char MAGIC[8] = {'A', 'O', 'T', 'P', 'K', 'C', '0', '1'};
 enum { RECORD_HEAD = 24 };
+/* What one pack can need: three compressed forms of each of up to AOT_MAX_COUNT frames, and a
+ * dictionary. A file with more records was not written by a pack; the rest is ignored. */
+#define MAX_RECORDS (3 * (size_t)AOT_MAX_COUNT + 1)
 
 typedef struct {
     uint64_t key;
@@ -22,6 +26,7 @@ typedef struct {
 struct aot_pack_cache {
     record *r;
     size_t n, cap;
+    size_t sorted; /* r[0, sorted) is the parsed file, sorted by key; later puts follow */
 };
 
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
@@ -38,11 +43,40 @@ static void put64(unsigned char *p, uint64_t v)
     for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
 
+static int by_key(const void *a, const void *b)
+{
+    const record *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    if (x->size != y->size) return x->size < y->size ? -1 : 1;
+    return memcmp(x->bytes, y->bytes, x->size); /* a repeated key: the order does not hang on malloc */
+}
+
+/* A binary search of the parsed records (a linear one per record made parsing quadratic),
+ * then the few a pack added. */
 static record *find(const aot_pack_cache *c, uint64_t key)
 {
-    for (size_t i = 0; i < c->n; i++)
+    size_t lo = 0, hi = c->sorted;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->r[mid].key < key) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < c->sorted && c->r[lo].key == key) return &c->r[lo];
+    for (size_t i = c->sorted; i < c->n; i++)
         if (c->r[i].key == key) return &c->r[i];
     return NULL;
+}
+
+/* Sorts the parsed records by key and keeps one per key. */
+static void index_parsed(aot_pack_cache *c)
+{
+    qsort(c->r, c->n, sizeof *c->r, by_key);
+    size_t kept = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (kept > 0 && c->r[kept - 1].key == c->r[i].key) free(c->r[i].bytes);
+        else c->r[kept++] = c->r[i];
+    }
+    c->n = c->sorted = kept;
 }
 
 /* Appends a copy; `used` says whether serialize keeps it. @return 0, or -1 when out of memory. */
@@ -65,15 +99,16 @@ aot_pack_cache *aot_pack_cache_parse(const unsigned char *data, size_t size)
 {
     aot_pack_cache *c = calloc(1, sizeof *c);
     if (c == NULL || size < sizeof MAGIC || memcmp(data, MAGIC, sizeof MAGIC) != 0) return c;
-    for (size_t at = sizeof MAGIC; size - at >= RECORD_HEAD;) {
+    for (size_t at = sizeof MAGIC; size - at >= RECORD_HEAD && c->n < MAX_RECORDS;) {
         uint64_t key = get64(data + at), n = get64(data + at + 8), hash = get64(data + at + 16);
         if (n > size - at - RECORD_HEAD) break; /* truncated: keep what came before */
         const unsigned char *p = data + at + RECORD_HEAD;
         if (aot_xxh64(p, (size_t)n, 0) != hash) break;
-        if (find(c, key) == NULL && append(c, key, p, (size_t)n, 0) != 0) break;
+        if (append(c, key, p, (size_t)n, 0) != 0) break;
         at += RECORD_HEAD + pad8((size_t)n);
         if (at > size) break;
     }
+    index_parsed(c);
     return c;
 }
 

@@ -16,7 +16,8 @@ typedef struct aot_pack_cache aot_pack_cache;
 
 /* A cache holding the records of `size` bytes written by aot_pack_cache_serialize (size 0:
  * empty). Records that do not parse or whose checksum fails are dropped, never an error: the
- * cache can only make a pack faster. @return NULL when out of memory. */
+ * cache can only make a pack faster. Only as many records are read as one pack can use (a
+ * file of more was not written by a pack). @return NULL when out of memory. */
 aot_pack_cache *aot_pack_cache_parse(const unsigned char *data, size_t size);
 void aot_pack_cache_free(aot_pack_cache *c);
 
