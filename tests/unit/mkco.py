@@ -5,6 +5,7 @@ the NT_AMDGPU_METADATA note, plus what CASE adds.
 
   many-args OUT       17 kernels of 4096 arguments: 69632 argument records, over AOT_MAX_COUNT
   many-kernels DIR    17 objects of 4096 kernels in DIR: 69632 kernel records
+  distinct-args OUT   16 kernels of 4096 arguments, each argument named differently
   section-past-end OUT   a section whose bytes lie past the end of the file
   segment-past-end OUT   a program header whose file bytes lie past the end of the file
   long-name N OUT     one kernel whose name is N bytes
@@ -33,9 +34,13 @@ def mp_array(items):
     return (bytes([0x90 | n]) if n < 16 else b'\xdc' + struct.pack('>H', n)) + b''.join(items)
 
 
-def kernel(name, symbol='k.kd', nargs=0):
+def kernel(name, symbol='k.kd', nargs=0, args=None):
     return mp_map([(mp_str('.name'), mp_str(name)), (mp_str('.symbol'), mp_str(symbol)),
-                   (mp_str('.args'), mp_array([b'\x80'] * nargs))])
+                   (mp_str('.args'), mp_array(args if args is not None else [b'\x80'] * nargs))])
+
+
+def named_arg(name):
+    return mp_map([(mp_str('.size'), b'\x08'), (mp_str('.value_kind'), mp_str('by_value')), (mp_str('.name'), mp_str(name))])
 
 
 def metadata(kernels):
@@ -83,6 +88,9 @@ def main(argv):
         os.makedirs(out, exist_ok=True)
         meta = metadata([kernel('k%d' % i) for i in range(4096)])
         data = {os.path.join(out, 'm%d.co' % m): elf(meta) for m in range(17)}
+    elif case == 'distinct-args':
+        ks = [kernel('k%d' % i, args=[named_arg('a%d_%d' % (i, j)) for j in range(4096)]) for i in range(16)]
+        data = {out: elf(metadata(ks))}
     elif case == 'section-past-end':
         data = {out: elf(ok, extra_section=(1 << 20, 16))}
     elif case == 'segment-past-end':

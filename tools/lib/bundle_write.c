@@ -20,17 +20,45 @@ static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
 /* ---- string table ---- */
 
+/* The strings of a bundle, each once, in the order first added. An index of open addressing
+ * finds a string already there (a scan of the table per string was quadratic: 65536 distinct
+ * argument names took 34 s). */
 typedef struct {
     char *buf;
     size_t len, cap;
+    uint32_t *slot;    /* offset + 1 of a string, 0 for an empty slot */
+    size_t nslots, nstrings;
     int out_of_memory; /* an add failed: the table lacks a string */
 } strtab;
+
+/* The slot holding s, or the empty slot where it goes. */
+static size_t strtab_slot(const strtab *t, const char *s, size_t n)
+{
+    size_t i = (size_t)aot_xxh64(s, n, 0) & (t->nslots - 1);
+    while (t->slot[i] && strcmp(t->buf + t->slot[i] - 1, s) != 0) i = (i + 1) & (t->nslots - 1);
+    return i;
+}
+
+/* Doubles the index (at most half full, so probes stay short). @return 0, or -1 out of memory. */
+static int strtab_grow_index(strtab *t)
+{
+    size_t n = t->nslots ? 2 * t->nslots : 1024;
+    uint32_t *old = t->slot;
+    size_t nold = t->nslots;
+    if ((t->slot = calloc(n, sizeof *t->slot)) == NULL) return t->slot = old, -1;
+    t->nslots = n;
+    for (size_t i = 0; i < nold; i++)
+        if (old[i]) t->slot[strtab_slot(t, t->buf + old[i] - 1, strlen(t->buf + old[i] - 1))] = old[i];
+    free(old);
+    return 0;
+}
 
 static uint32_t strtab_add(strtab *t, const char *s)
 {
     size_t n = strlen(s) + 1;
-    for (size_t off = 0; off < t->len; off += strlen(t->buf + off) + 1)
-        if (strcmp(t->buf + off, s) == 0) return (uint32_t)off;
+    if (2 * (t->nstrings + 1) > t->nslots && strtab_grow_index(t)) return t->out_of_memory = 1, UINT32_MAX;
+    size_t i = strtab_slot(t, s, n - 1);
+    if (t->slot[i]) return t->slot[i] - 1;
     if (t->len + n > t->cap) {
         size_t cap = (t->cap + n) * 2;
         char *b = realloc(t->buf, cap);
@@ -38,6 +66,8 @@ static uint32_t strtab_add(strtab *t, const char *s)
         t->buf = b, t->cap = cap;
     }
     memcpy(t->buf + t->len, s, n);
+    t->slot[i] = (uint32_t)(t->len + 1);
+    t->nstrings++;
     t->len += n;
     return (uint32_t)(t->len - n);
 }
@@ -555,6 +585,6 @@ aiter_aot_status aot_bundle_write(aot_pack_item *items, size_t n, const aot_pack
     for (size_t f = 0; s.fr && f < s.nf; f++) free(s.fr[f].blob);
     for (size_t j = 0; s.jobs && j < 3 * s.nf; j++)
         if (s.jobs[j].owned) free((void *)s.jobs[j].z);
-    free(s.fr), free(s.jobs), free(s.item_offset), free(s.st.buf), free(s.dict);
+    free(s.fr), free(s.jobs), free(s.item_offset), free(s.st.buf), free(s.st.slot), free(s.dict);
     return st;
 }
