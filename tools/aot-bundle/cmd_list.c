@@ -195,6 +195,40 @@ int cmd_list(int argc, char **argv)
     return rc;
 }
 
+/* Do a kernel's index record and the one inspection makes agree? The bundle's own fields
+ * (name, argument range) are left out; the rest is compared in its encoded form. */
+static int same_kernel(const aot_co_kernel *index, const aot_co_kernel *co)
+{
+    unsigned char a[AOT_KERNEL_SIZE], b[AOT_KERNEL_SIZE];
+    aot_kernel_rec r = index->rec;
+    r.name = r.arg_first = r.arg_count = 0;
+    aot_encode_kernel(a, &r), aot_encode_kernel(b, &co->rec);
+    if (strcmp(index->name, co->name) != 0 || memcmp(a, b, sizeof a) != 0 || index->nargs != co->nargs) return 0;
+    for (unsigned i = 0; i < co->nargs; i++)
+        if (index->args[i].offset != co->args[i].offset || index->args[i].size != co->args[i].size ||
+            strcmp(index->args[i].kind, co->args[i].kind) != 0 || strcmp(index->args[i].name, co->args[i].name) != 0)
+            return 0;
+    return 1;
+}
+
+/* What the index says of entry e against what its code object says (the runtime trusts the
+ * index: explicit_args_size guards every launch). @return NULL, or what differs. */
+static const char *index_disagrees(const aot_bundle *b, unsigned e, const aot_codeobj *co, char *why, size_t cap)
+{
+    aot_codeobj view;
+    entry_view(b, e, &view);
+    const char *diff = NULL;
+    if (view.kind != co->kind || view.abi != co->abi || view.e_flags != co->e_flags || strcmp(view.target, co->target))
+        diff = "its kind, ABI, e_flags or target";
+    else if (view.nkernels != co->nkernels)
+        diff = "its kernel count";
+    for (unsigned k = 0; diff == NULL && k < co->nkernels; k++)
+        if (!same_kernel(&view.kernels[k], &co->kernels[k]))
+            snprintf(why, cap, "kernel %u (%s): its name, resources or arguments", k, co->kernels[k].name), diff = why;
+    aot_codeobj_free(&view);
+    return diff;
+}
+
 /* verify: reports every failure and exits with the code of the first kind found. */
 int cmd_verify(int argc, char **argv)
 {
@@ -237,6 +271,11 @@ int cmd_verify(int argc, char **argv)
                 cli_error(0, "%s: entry %u: %s", path, e, d.msg);
                 rc = rc ? rc : EXIT_INVALID_CO;
             } else {
+                char why[256];
+                const char *diff = index_disagrees(&b, e, &co, why, sizeof why);
+                if (diff) cli_error(0, "%s: entry %u (%s for %s): the index and the code object disagree on %s",
+                                    path, e, aot_bundle_string(&b, r.name), aot_bundle_string(&b, r.target), diff);
+                rc = rc ? rc : diff ? EXIT_CORRUPT : 0;
                 aot_codeobj_free(&co);
             }
         }
