@@ -17,9 +17,10 @@
  *
  * Head dims (d, d_v): (64, 64), (128, 128), (192, 128), (256, 256). bf16 or fp16. The last
  * dimension and the heads of a token are contiguous; token rows have the given strides
- * (elements; 0 = packed, hq * d etc.). q, k and v: 16-byte aligned, row strides multiples of
- * 8 (the kernels copy 16 bytes at a time, as FlashAttention's do); out: 4-byte aligned, even
- * row stride.
+ * (elements; 0 = packed, hq * d etc.; given or packed, at most 2^31, so that a row's byte
+ * offset fits 64 bits). q, k and v: 16-byte aligned, row strides multiples of 8 (the kernels
+ * copy 16 bytes at a time, as FlashAttention's do); out: 4-byte aligned, even row stride.
+ * softmax_scale finite; logits_soft_cap finite and >= 0.
  * total_k (rows of k and v) lets the sm_90a kernels read K and V by tensor copies, which stop
  * at that row (rows past it read as zeros; rows of a neighbouring sequence read in a sequence's
  * last key step are masked, and V's are zeroed before use, so non-finite values there never
