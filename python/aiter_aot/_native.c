@@ -19,6 +19,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -110,6 +111,111 @@ static PyObject *status_error(aiter_aot_status s, const char *op)
 
 static PyObject *done_status(call *c, aiter_aot_status s);
 
+/* ---- scalar arguments ----
+ * Each op takes its scalars as "O" and converts them here, so that a wrong type or a value out
+ * of range is refused naming the op and the argument. An absent optional argument (NULL) leaves
+ * *out as it is (the default). */
+
+/* o's type name, for messages. */
+static const char *type_name(PyObject *o, char *buf, size_t cap)
+{
+    PyObject *tn = PyObject_GetAttrString((PyObject *)Py_TYPE(o), "__name__");
+    PyObject *b = tn ? PyUnicode_AsUTF8String(tn) : NULL;
+    PyErr_Clear();
+    snprintf(buf, cap, "%s", b ? PyBytes_AsString(b) : "?");
+    Py_XDECREF(b), Py_XDECREF(tn);
+    return buf;
+}
+
+static int need_type(const call *c, const char *name, PyObject *o, const char *want)
+{
+    char tn[64];
+    return type_error(c, "%s is a %s; the op needs %s", name, type_name(o, tn, sizeof tn), want);
+}
+
+/* ValueError "NAME = V does not fit FITS", V being str(v) (its head, where long). */
+static int range_error(const call *c, const char *name, PyObject *v, const char *fits)
+{
+    PyObject *s = PyObject_Str(v);
+    PyObject *b = s ? PyUnicode_AsUTF8String(s) : NULL;
+    PyErr_Clear();
+    char text[48];
+    snprintf(text, sizeof text, "%s", b ? PyBytes_AsString(b) : "?");
+    if (b && strlen(PyBytes_AsString(b)) >= sizeof text) strcpy(text + sizeof text - 4, "...");
+    Py_XDECREF(b), Py_XDECREF(s);
+    return value_error(c, "%s = %s does not fit %s", name, text, fits);
+}
+
+/* An int (anything with __index__: a bool, a NumPy integer) in [lo, hi]. */
+static int arg_int(const call *c, const char *name, PyObject *o, long long lo, long long hi, const char *fits,
+                   long long *out)
+{
+    if (o == NULL) return 0;
+    if (!PyIndex_Check(o)) return need_type(c, name, o, "an int");
+    PyObject *v = PyNumber_Index(o);
+    if (v == NULL) return -1;
+    int over;
+    long long x = PyLong_AsLongLongAndOverflow(v, &over); /* v is an int: it cannot fail otherwise */
+    int r = over || x < lo || x > hi ? range_error(c, name, v, fits) : 0;
+    Py_DECREF(v);
+    if (r == 0) *out = x;
+    return r;
+}
+
+static int arg_i32(const call *c, const char *name, PyObject *o, int *out)
+{
+    long long x;
+    if (o == NULL) return 0;
+    if (arg_int(c, name, o, INT32_MIN, INT32_MAX, "int32", &x)) return -1;
+    *out = (int)x;
+    return 0;
+}
+
+/* The stream: a CUstream / hipStream_t as an int (int64, as it always was). */
+static int arg_stream(call *c, PyObject *o)
+{
+    return arg_int(c, "stream", o, INT64_MIN, INT64_MAX, "int64 (a stream handle)", &c->stream);
+}
+
+/* A data pointer: an int in [0, 2^64). */
+static int arg_ptr(const call *c, const char *name, PyObject *o, unsigned long long *out)
+{
+    if (!PyIndex_Check(o)) return need_type(c, name, o, "an int");
+    PyObject *v = PyNumber_Index(o);
+    if (v == NULL) return -1;
+    unsigned long long x = PyLong_AsUnsignedLongLong(v);
+    int r = x == (unsigned long long)-1 && PyErr_Occurred()
+                ? (PyErr_Clear(), range_error(c, name, v, "a data pointer (0 .. 2^64 - 1)")) : 0;
+    Py_DECREF(v);
+    if (r == 0) *out = x;
+    return r;
+}
+
+/* A float (or an int); a finite value beyond float32's range is refused, not made inf. */
+static int arg_f32(const call *c, const char *name, PyObject *o, float *out)
+{
+    if (o == NULL) return 0;
+    double d = PyFloat_AsDouble(o);
+    if (d == -1.0 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) return PyErr_Clear(), need_type(c, name, o, "a float");
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) return PyErr_Clear(), range_error(c, name, o, "float32");
+        return -1;
+    }
+    if (isfinite(d) && isinf((float)d)) return range_error(c, name, o, "float32");
+    *out = (float)d;
+    return 0;
+}
+
+/* A truth value, as "p" reads it (bool(o)). */
+static int arg_bool(const call *c, const char *name, PyObject *o, int *out)
+{
+    if (o == NULL) return 0;
+    int r = PyObject_IsTrue(o);
+    if (r < 0) return PyErr_Clear(), need_type(c, name, o, "a bool (bool() of it failed)");
+    *out = r;
+    return 0;
+}
+
 /* ---- describing what was passed ---- */
 
 static const char *dtype_str(const pt *t) { return t->dtype < DT_COUNT ? dt_name[t->dtype] : t->dtype_text; }
@@ -140,13 +246,23 @@ static void compact_strides(pt *t)
     for (int i = t->ndim - 1; i >= 0; i--) t->strides[i] = s, s *= t->shape[i];
 }
 
+/* "NAME's WHAT": a part of a tuple-form tensor, for messages; buf holds 96 chars. */
+static const char *part(char *buf, const pt *t, const char *what)
+{
+    snprintf(buf, 96, "%s's %s", t->name, what);
+    return buf;
+}
+
 static int read_ints(const call *c, const pt *t, PyObject *seq, int64_t *out, int n, const char *what)
 {
     if (!PyTuple_Check(seq) || PyTuple_Size(seq) != n)
         return type_error(c, "%s: the tuple form needs %s as a tuple of %d ints", t->name, what, n);
     for (int i = 0; i < n; i++) {
-        out[i] = PyLong_AsLongLong(PyTuple_GetItem(seq, i));
-        if (out[i] == -1 && PyErr_Occurred()) return -1;
+        char name[96], item[24];
+        long long v;
+        snprintf(item, sizeof item, "%s[%d]", what, i);
+        if (arg_int(c, part(name, t, item), PyTuple_GetItem(seq, i), INT64_MIN, INT64_MAX, "int64", &v)) return -1;
+        out[i] = v;
     }
     return 0;
 }
@@ -154,10 +270,17 @@ static int read_ints(const call *c, const pt *t, PyObject *seq, int64_t *out, in
 /* The torch layer's tuple (data_ptr, shape, strides, dtype_code, device). */
 static int from_tuple(const call *c, pt *t, PyObject *o)
 {
+    if (PyTuple_Size(o) != 5)
+        return type_error(c, "%s is a tuple of %zd; the tuple form is (data_ptr, shape, strides, dtype_code, device)",
+                          t->name, PyTuple_Size(o));
+    PyObject *shape = PyTuple_GetItem(o, 1), *strides = PyTuple_GetItem(o, 2);
     unsigned long long ptr;
-    PyObject *shape, *strides;
     int dtype, device;
-    if (!PyArg_ParseTuple(o, "KOOii", &ptr, &shape, &strides, &dtype, &device)) return -1;
+    char name[96];
+    if (arg_ptr(c, part(name, t, "data_ptr"), PyTuple_GetItem(o, 0), &ptr) ||
+        arg_i32(c, part(name, t, "dtype_code"), PyTuple_GetItem(o, 3), &dtype) ||
+        arg_i32(c, part(name, t, "device"), PyTuple_GetItem(o, 4), &device))
+        return -1;
     if (!PyTuple_Check(shape) || PyTuple_Size(shape) > MAXDIM)
         return type_error(c, "%s: the tuple form needs a shape tuple of at most %d dims", t->name, MAXDIM);
     t->ndim = (int)PyTuple_Size(shape);
@@ -271,13 +394,7 @@ static int from_dlpack(const call *c, pt *t, PyObject *o)
 {
     if (PyCapsule_CheckExact(o)) return from_capsule(c, t, o);
     if (!PyObject_HasAttrString(o, "__dlpack__") || !PyObject_HasAttrString(o, "__dlpack_device__")) {
-        PyObject *tn = PyObject_GetAttrString((PyObject *)Py_TYPE(o), "__name__");
-        PyObject *b = tn ? PyUnicode_AsUTF8String(tn) : NULL;
-        PyErr_Clear();
-        type_error(c, "%s is a %s; the op needs a tensor (an object with __dlpack__, or a torch.Tensor)",
-                   t->name, b ? PyBytes_AsString(b) : "?");
-        Py_XDECREF(b), Py_XDECREF(tn);
-        return -1;
+        return need_type(c, t->name, o, "a tensor (an object with __dlpack__, or a torch.Tensor)");
     }
     if (device_of(c, t, o)) return -1;
     PyObject *cap = export_capsule(o, t->dev_type != kDLCPU, c->stream);
@@ -475,14 +592,16 @@ static PyObject *done_status(call *c, aiter_aot_status s)
 static PyObject *py_topk_softmax(PyObject *self, PyObject *a)
 {
     (void)self;
-    PyObject *og, *ow, *oi, *oe;
+    PyObject *o[6] = {NULL};
     int renorm;
     call c = {.op = "topk_softmax"};
-    if (!PyArg_ParseTuple(a, "OOOOp|L", &og, &ow, &oi, &oe, &renorm, &c.stream)) return NULL;
-    TAKE(g, "gating_output", og, 0);
-    TAKE(w, "topk_weights", ow, 0);
-    TAKE(ids, "topk_ids", oi, 0);
-    TAKE(tei, "token_expert_indices", oe, 1);
+    if (!PyArg_ParseTuple(a, "OOOOO|O:topk_softmax", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5]) ||
+        arg_bool(&c, "renormalize", o[4], &renorm) || arg_stream(&c, o[5]))
+        return NULL;
+    TAKE(g, "gating_output", o[0], 0);
+    TAKE(w, "topk_weights", o[1], 0);
+    TAKE(ids, "topk_ids", o[2], 0);
+    TAKE(tei, "token_expert_indices", o[3], 1);
     CHECK(spec(&c, g, FLOATS, 2, D(-1, -1), "[tokens, experts]", DENSE_INNER, 0));
     int64_t T = g->shape[0], E = g->shape[1];
     CHECK(spec(&c, w, M(DT_F32), 2, D(T, -1), "[tokens, k]", DENSE_ALL, 0));
@@ -504,11 +623,13 @@ static PyObject *py_topk_softmax(PyObject *self, PyObject *a)
 static PyObject *py_moe_sorting(PyObject *self, PyObject *a)
 {
     (void)self;
-    PyObject *o[9];
+    PyObject *o[12] = {NULL};
     int experts, block;
     call c = {.op = "moe_sorting"};
-    if (!PyArg_ParseTuple(a, "OOOOOOOOOii|L", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
-                          &experts, &block, &c.stream))
+    if (!PyArg_ParseTuple(a, "OOOOOOOOOOO|O:moe_sorting", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
+                          &o[8], &o[9], &o[10], &o[11]) ||
+        arg_i32(&c, "num_experts", o[9], &experts) || arg_i32(&c, "block_size", o[10], &block) ||
+        arg_stream(&c, o[11]))
         return NULL;
     /* named before the outputs are sized from it */
     CHECK(experts < 1 || experts > 1024 ? value_error(&c, "num_experts = %d; supported 1..1024", experts) : 0);
@@ -551,8 +672,13 @@ static PyObject *py_moe_sorting(PyObject *self, PyObject *a)
 static PyObject *py_moe_sorting_sizes(PyObject *self, PyObject *a)
 {
     (void)self;
+    PyObject *o[4] = {NULL};
     int tokens, k, experts, block = 0;
-    if (!PyArg_ParseTuple(a, "iii|i", &tokens, &k, &experts, &block)) return NULL;
+    call c = {.op = "moe_sorting_sizes"};
+    if (!PyArg_ParseTuple(a, "OOO|O:moe_sorting_sizes", &o[0], &o[1], &o[2], &o[3]) ||
+        arg_i32(&c, "tokens", o[0], &tokens) || arg_i32(&c, "k", o[1], &k) ||
+        arg_i32(&c, "experts", o[2], &experts) || arg_i32(&c, "block_size", o[3], &block))
+        return NULL;
     size_t p = aiter_aot_moe_sorting_max_padded(tokens, k, experts, block);
     int bs = block ? block : 32;
     return Py_BuildValue("(nnn)", (Py_ssize_t)p, (Py_ssize_t)((p + (size_t)bs - 1) / (size_t)bs),
@@ -574,12 +700,15 @@ static int route_hash(const call *c, const pt *in, const pt *tab, int64_t T, int
 static PyObject *py_topk_route(PyObject *self, PyObject *a)
 {
     (void)self;
-    PyObject *o[6];
+    PyObject *o[12] = {NULL};
     int scoring, n_group, topk_group, renorm;
     float scale;
     call c = {.op = "topk_route"};
-    if (!PyArg_ParseTuple(a, "OOOOOOiiipf|L", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &scoring, &n_group, &topk_group,
-                          &renorm, &scale, &c.stream))
+    if (!PyArg_ParseTuple(a, "OOOOOOOOOOO|O:topk_route", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
+                          &o[9], &o[10], &o[11]) ||
+        arg_i32(&c, "scoring", o[6], &scoring) || arg_i32(&c, "n_group", o[7], &n_group) ||
+        arg_i32(&c, "topk_group", o[8], &topk_group) || arg_bool(&c, "renormalize", o[9], &renorm) ||
+        arg_f32(&c, "routed_scaling_factor", o[10], &scale) || arg_stream(&c, o[11]))
         return NULL;
     TAKE(g, "gating_output", o[0], 0);
     TAKE(bias, "bias", o[1], 1);
@@ -620,10 +749,12 @@ static int64_t align_padded(int64_t T, int64_t k, int experts, int block)
 static PyObject *py_moe_align_block_size(PyObject *self, PyObject *a)
 {
     (void)self;
-    PyObject *o[6];
+    PyObject *o[9] = {NULL};
     int experts, block;
     call c = {.op = "moe_align_block_size"};
-    if (!PyArg_ParseTuple(a, "OOOOOOii|L", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &experts, &block, &c.stream))
+    if (!PyArg_ParseTuple(a, "OOOOOOOO|O:moe_align_block_size", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
+                          &o[8]) ||
+        arg_i32(&c, "num_experts", o[6], &experts) || arg_i32(&c, "block_size", o[7], &block) || arg_stream(&c, o[8]))
         return NULL;
     TAKE(ids, "topk_ids", o[0], 0);
     TAKE(map, "expert_map", o[1], 1);
@@ -653,8 +784,13 @@ static PyObject *py_moe_align_block_size(PyObject *self, PyObject *a)
 static PyObject *py_moe_align_sizes(PyObject *self, PyObject *a)
 {
     (void)self;
+    PyObject *o[4];
     int tokens, k, experts, block;
-    if (!PyArg_ParseTuple(a, "iiii", &tokens, &k, &experts, &block)) return NULL;
+    call c = {.op = "moe_align_sizes"};
+    if (!PyArg_ParseTuple(a, "OOOO:moe_align_sizes", &o[0], &o[1], &o[2], &o[3]) ||
+        arg_i32(&c, "tokens", o[0], &tokens) || arg_i32(&c, "k", o[1], &k) ||
+        arg_i32(&c, "experts", o[2], &experts) || arg_i32(&c, "block_size", o[3], &block))
+        return NULL;
     size_t p = aiter_aot_moe_align_max_padded(tokens, k, experts, block);
     return Py_BuildValue("(nnn)", (Py_ssize_t)p, (Py_ssize_t)(block > 0 ? (p + (size_t)block - 1) / (size_t)block : 0),
                          (Py_ssize_t)aiter_aot_moe_align_workspace_size(tokens, k, experts));
@@ -664,12 +800,17 @@ static PyObject *py_moe_align_sizes(PyObject *self, PyObject *a)
 
 static int mhc_params(const call *c, PyObject *o, aiter_aot_mhc_params *p)
 {
-    if (PyTuple_Check(o) && PyArg_ParseTuple(o, "ffffif", &p->rms_eps, &p->pre_eps, &p->sinkhorn_eps, &p->post_mult,
-                                             &p->sinkhorn_iters, &p->norm_eps))
-        return 0;
-    PyErr_Clear();
-    return type_error(c, "params must be a tuple (rms_eps, pre_eps, sinkhorn_eps, post_mult, sinkhorn_iters: int, "
-                      "norm_eps), as aiter_aot.MHC_PARAMS");
+    if (!PyTuple_Check(o) || PyTuple_Size(o) != 6)
+        return type_error(c, "params must be a tuple (rms_eps, pre_eps, sinkhorn_eps, post_mult, sinkhorn_iters: int, "
+                          "norm_eps), as aiter_aot.MHC_PARAMS");
+    float *const f[6] = {&p->rms_eps, &p->pre_eps, &p->sinkhorn_eps, &p->post_mult, NULL, &p->norm_eps};
+    static const char *const name[6] = {"params' rms_eps", "params' pre_eps", "params' sinkhorn_eps",
+                                        "params' post_mult", "params' sinkhorn_iters", "params' norm_eps"};
+    for (int i = 0; i < 6; i++)
+        if (f[i] ? arg_f32(c, name[i], PyTuple_GetItem(o, i), f[i])
+                 : arg_i32(c, name[i], PyTuple_GetItem(o, i), &p->sinkhorn_iters))
+            return -1;
+    return 0;
 }
 
 /* residual: bf16 [T, 4, C], or [T, C] with broadcast; sets T and C. */
@@ -685,10 +826,12 @@ static int mhc_residual(const call *c, const pt *r, int broadcast, int64_t *T, i
 static PyObject *py_mhc_prenorm_gemm(PyObject *self, PyObject *a)
 {
     (void)self;
-    PyObject *o[4];
+    PyObject *o[6] = {NULL};
     int bc;
     call c = {.op = "mhc_prenorm_gemm"};
-    if (!PyArg_ParseTuple(a, "OOOOp|L", &o[0], &o[1], &o[2], &o[3], &bc, &c.stream)) return NULL;
+    if (!PyArg_ParseTuple(a, "OOOOO|O:mhc_prenorm_gemm", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5]) ||
+        arg_bool(&c, "broadcast", o[4], &bc) || arg_stream(&c, o[5]))
+        return NULL;
     TAKE(r, "residual", o[0], 0);
     TAKE(fn, "fn", o[1], 0);
     TAKE(mix, "mix", o[2], 0);
@@ -725,14 +868,15 @@ static int mhc_pre_outputs(const call *c, const pt *const o[4], int64_t T, int64
 static PyObject *py_mhc_pre(PyObject *self, PyObject *a)
 {
     (void)self;
-    PyObject *o[10], *op;
+    PyObject *o[13] = {NULL};
     int bc;
     call c = {.op = "mhc_pre"};
-    if (!PyArg_ParseTuple(a, "OOOOOOOOOOOp|L", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
-                          &o[9], &op, &bc, &c.stream))
+    if (!PyArg_ParseTuple(a, "OOOOOOOOOOOO|O:mhc_pre", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
+                          &o[8], &o[9], &o[10], &o[11], &o[12]) ||
+        arg_bool(&c, "broadcast", o[11], &bc) || arg_stream(&c, o[12]))
         return NULL;
     aiter_aot_mhc_pre_args args = {.size = sizeof args, .hc_mult = 4, .broadcast = bc};
-    if (mhc_params(&c, op, &args.params)) return NULL;
+    if (mhc_params(&c, o[10], &args.params)) return NULL;
     TAKE(mix, "mix", o[0], 0);
     TAKE(sq, "sqrsum", o[1], 0);
     TAKE(scale, "scale", o[2], 0);
@@ -766,14 +910,15 @@ static PyObject *py_mhc_pre(PyObject *self, PyObject *a)
 static PyObject *py_mhc_pre_full(PyObject *self, PyObject *a)
 {
     (void)self;
-    PyObject *o[10], *op;
+    PyObject *o[13] = {NULL};
     int bc;
     call c = {.op = "mhc_pre_full"};
-    if (!PyArg_ParseTuple(a, "OOOOOOOOOOOp|L", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
-                          &o[9], &op, &bc, &c.stream))
+    if (!PyArg_ParseTuple(a, "OOOOOOOOOOOO|O:mhc_pre_full", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
+                          &o[8], &o[9], &o[10], &o[11], &o[12]) ||
+        arg_bool(&c, "broadcast", o[11], &bc) || arg_stream(&c, o[12]))
         return NULL;
     aiter_aot_mhc_pre_full_args args = {.size = sizeof args, .hc_mult = 4, .broadcast = bc};
-    if (mhc_params(&c, op, &args.params)) return NULL;
+    if (mhc_params(&c, o[10], &args.params)) return NULL;
     TAKE(r, "residual", o[0], 0);
     TAKE(fn, "fn", o[1], 0);
     TAKE(scale, "scale", o[2], 0);
@@ -807,9 +952,10 @@ static PyObject *py_mhc_pre_full(PyObject *self, PyObject *a)
 static PyObject *py_mhc_post(PyObject *self, PyObject *a)
 {
     (void)self;
-    PyObject *o[5];
+    PyObject *o[6] = {NULL};
     call c = {.op = "mhc_post"};
-    if (!PyArg_ParseTuple(a, "OOOOO|L", &o[0], &o[1], &o[2], &o[3], &o[4], &c.stream)) return NULL;
+    if (!PyArg_ParseTuple(a, "OOOOO|O:mhc_post", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5]) || arg_stream(&c, o[5]))
+        return NULL;
     TAKE(comb, "comb", o[0], 0);
     TAKE(post, "post", o[1], 0);
     TAKE(r, "residual", o[2], 0);
@@ -833,9 +979,11 @@ static PyObject *py_mhc_post(PyObject *self, PyObject *a)
 static PyObject *py_mhc_fused_post_pre(PyObject *self, PyObject *a)
 {
     (void)self;
-    PyObject *o[8];
+    PyObject *o[9] = {NULL};
     call c = {.op = "mhc_fused_post_pre"};
-    if (!PyArg_ParseTuple(a, "OOOOOOOO|L", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &c.stream))
+    if (!PyArg_ParseTuple(a, "OOOOOOOO|O:mhc_fused_post_pre", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
+                          &o[8]) ||
+        arg_stream(&c, o[8]))
         return NULL;
     TAKE(comb, "comb", o[0], 0);
     TAKE(post, "post", o[1], 0);
@@ -869,10 +1017,12 @@ static PyObject *py_mhc_fused_post_pre(PyObject *self, PyObject *a)
 static PyObject *py_mhc_head(PyObject *self, PyObject *a)
 {
     (void)self;
-    PyObject *o[5];
+    PyObject *o[8] = {NULL};
     float rms_eps, eps;
     call c = {.op = "mhc_head"};
-    if (!PyArg_ParseTuple(a, "OOOOOff|L", &o[0], &o[1], &o[2], &o[3], &o[4], &rms_eps, &eps, &c.stream)) return NULL;
+    if (!PyArg_ParseTuple(a, "OOOOOOO|O:mhc_head", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7]) ||
+        arg_f32(&c, "rms_eps", o[5], &rms_eps) || arg_f32(&c, "eps", o[6], &eps) || arg_stream(&c, o[7]))
+        return NULL;
     TAKE(r, "residual", o[0], 0);
     TAKE(fn, "fn", o[1], 0);
     TAKE(scale, "scale", o[2], 0);
@@ -913,13 +1063,14 @@ static size_t bytes_of(const pt *t) { return t->dtype < DT_COUNT ? (size_t)(nume
 static PyObject *py_mhc_pre_delayed(PyObject *self, PyObject *a)
 {
     (void)self;
-    PyObject *o[12], *op;
+    PyObject *o[14] = {NULL};
     call c = {.op = "mhc_pre_delayed"};
-    if (!PyArg_ParseTuple(a, "OOOOOOOOOOOOO|L", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
-                          &o[9], &o[10], &o[11], &op, &c.stream))
+    if (!PyArg_ParseTuple(a, "OOOOOOOOOOOOO|O:mhc_pre_delayed", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
+                          &o[8], &o[9], &o[10], &o[11], &o[12], &o[13]) ||
+        arg_stream(&c, o[13]))
         return NULL;
     aiter_aot_mhc_pre_delayed_args args = {.size = sizeof args, .hc_mult = 4};
-    if (mhc_params(&c, op, &args.params)) return NULL;
+    if (mhc_params(&c, o[12], &args.params)) return NULL;
     TAKE(r, "residual", o[0], 0);
     TAKE(x, "x", o[1], 1);
     TAKE(fn, "fn", o[2], 0);
@@ -959,13 +1110,15 @@ static PyObject *py_mhc_pre_delayed(PyObject *self, PyObject *a)
 static PyObject *py_mhc_fused_post_pre_delayed(PyObject *self, PyObject *a)
 {
     (void)self;
-    PyObject *o[16], *op;
+    PyObject *o[18] = {NULL};
     call c = {.op = "mhc_fused_post_pre_delayed"};
-    if (!PyArg_ParseTuple(a, "OOOOOOOOOOOOOOOOO|L", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
-                          &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15], &op, &c.stream))
+    if (!PyArg_ParseTuple(a, "OOOOOOOOOOOOOOOOO|O:mhc_fused_post_pre_delayed", &o[0], &o[1], &o[2], &o[3], &o[4],
+                          &o[5], &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15], &o[16],
+                          &o[17]) ||
+        arg_stream(&c, o[17]))
         return NULL;
     aiter_aot_mhc_fused_post_pre_delayed_args args = {.size = sizeof args, .hc_mult = 4};
-    if (mhc_params(&c, op, &args.params)) return NULL;
+    if (mhc_params(&c, o[16], &args.params)) return NULL;
     TAKE(x, "x", o[0], 0);
     TAKE(r, "residual", o[1], 0);
     TAKE(pin, "post_in", o[2], 0);
@@ -1009,17 +1162,25 @@ static PyObject *py_mhc_fused_post_pre_delayed(PyObject *self, PyObject *a)
 static PyObject *py_mhc_workspace_size(PyObject *self, PyObject *a)
 {
     (void)self;
+    PyObject *o[2];
     int tokens, hidden;
-    if (!PyArg_ParseTuple(a, "ii", &tokens, &hidden)) return NULL;
+    call c = {.op = "mhc_workspace_size"};
+    if (!PyArg_ParseTuple(a, "OO:mhc_workspace_size", &o[0], &o[1]) || arg_i32(&c, "tokens", o[0], &tokens) ||
+        arg_i32(&c, "hidden", o[1], &hidden))
+        return NULL;
     return PyLong_FromSize_t(aiter_aot_mhc_workspace_size(tokens, hidden));
 }
 
 static PyObject *py_mhc_splits(PyObject *self, PyObject *a)
 {
     (void)self;
+    PyObject *o[2];
     int tokens, hidden;
     int32_t splits = 0;
-    if (!PyArg_ParseTuple(a, "ii", &tokens, &hidden)) return NULL;
+    call c = {.op = "mhc_splits"};
+    if (!PyArg_ParseTuple(a, "OO:mhc_splits", &o[0], &o[1]) || arg_i32(&c, "tokens", o[0], &tokens) ||
+        arg_i32(&c, "hidden", o[1], &hidden))
+        return NULL;
     aiter_aot_status s = aiter_aot_mhc_splits(tokens, hidden, &splits);
     if (s != AITER_AOT_STATUS_OK) return status_error(s, "mhc_splits");
     return PyLong_FromLong(splits);
@@ -1047,12 +1208,15 @@ static int fmha_row_stride(const call *c, const pt *t, int64_t *stride)
 static PyObject *py_fmha_varlen_fwd(PyObject *self, PyObject *a)
 {
     (void)self;
-    PyObject *o[7];
+    PyObject *o[14] = {NULL};
     int max_sq, causal, wl, wr;
     float scale, cap;
     call c = {.op = "fmha_varlen_fwd"};
-    if (!PyArg_ParseTuple(a, "OOOOOOOiffpii|L", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &max_sq, &scale,
-                          &cap, &causal, &wl, &wr, &c.stream))
+    if (!PyArg_ParseTuple(a, "OOOOOOOOOOOOO|O:fmha_varlen_fwd", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
+                          &o[8], &o[9], &o[10], &o[11], &o[12], &o[13]) ||
+        arg_i32(&c, "max_seqlen_q", o[7], &max_sq) || arg_f32(&c, "softmax_scale", o[8], &scale) ||
+        arg_f32(&c, "logits_soft_cap", o[9], &cap) || arg_bool(&c, "causal", o[10], &causal) ||
+        arg_i32(&c, "window_left", o[11], &wl) || arg_i32(&c, "window_right", o[12], &wr) || arg_stream(&c, o[13]))
         return NULL;
     TAKE(q, "q", o[0], 0);
     TAKE(k, "k", o[1], 0);
@@ -1106,8 +1270,10 @@ static PyObject *py_init(PyObject *self, PyObject *a)
 static PyObject *py_preload(PyObject *self, PyObject *a)
 {
     (void)self;
+    PyObject *o;
     int device;
-    if (!PyArg_ParseTuple(a, "i", &device)) return NULL;
+    call c = {.op = "preload"};
+    if (!PyArg_ParseTuple(a, "O:preload", &o) || arg_i32(&c, "device", o, &device)) return NULL;
     aiter_aot_status s;
     Py_BEGIN_ALLOW_THREADS s = aiter_aot_preload(device);
     Py_END_ALLOW_THREADS
@@ -1141,7 +1307,7 @@ static PyObject *py_kernels(PyObject *self, PyObject *a)
 {
     (void)self;
     const char *target = NULL, *v[1024];
-    if (!PyArg_ParseTuple(a, "|z", &target)) return NULL;
+    if (!PyArg_ParseTuple(a, "|z:kernels", &target)) return NULL;
     size_t n = aiter_aot_kernels(target, v, 1024);
     return string_list(v, n < 1024 ? n : 1024);
 }
@@ -1192,8 +1358,8 @@ static PyObject *py_describe(PyObject *self, PyObject *a)
 {
     (void)self;
     PyObject *o;
-    call c = {.op = "describe"};
-    if (!PyArg_ParseTuple(a, "O", &o)) return NULL;
+    call c = {.op = "_describe"};
+    if (!PyArg_ParseTuple(a, "O:_describe", &o)) return NULL;
     TAKE(t, "tensor", o, 0);
     PyObject *shape = PyTuple_New(t->ndim), *strides = PyTuple_New(t->ndim);
     for (int i = 0; shape && strides && i < t->ndim; i++) {
@@ -1212,7 +1378,9 @@ static PyObject *py_describe(PyObject *self, PyObject *a)
 static PyObject *py_allow_cpu(PyObject *self, PyObject *a)
 {
     (void)self;
-    if (!PyArg_ParseTuple(a, "p", &cpu_ok)) return NULL;
+    PyObject *o;
+    call c = {.op = "_allow_cpu"};
+    if (!PyArg_ParseTuple(a, "O:_allow_cpu", &o) || arg_bool(&c, "allow", o, &cpu_ok)) return NULL;
     Py_RETURN_NONE;
 }
 

@@ -267,7 +267,19 @@ class DLPackCapsules(unittest.TestCase):
         self.assertNotIn("stream", q.calls[0])  # stream 0: none passed (CUDA forbids 0 there)
 
 
-class TupleForm(unittest.TestCase):
+class Refusals(unittest.TestCase):
+    def refused(self, exc, texts, fn, *args):
+        """fn(*args) raises exc, the extension's own refusal (not aiter_aot.Error), whose message
+        starts with "OP: " and holds each of texts."""
+        with self.assertRaises(exc) as e:
+            fn(*args)
+        for text in (texts,) if isinstance(texts, str) else texts:
+            self.assertIn(text, str(e.exception))
+        self.assertTrue(str(e.exception).startswith(fn.__name__ + ": "), str(e.exception))
+        self.assertNotIsInstance(e.exception, A.Error)
+
+
+class TupleForm(Refusals):
     def test_describe(self):
         d = N._describe((0x2000, (3, 4), (8, 1), 2, 1))
         self.assertEqual((d["data"], d["shape"], d["strides"], d["dtype"], d["device"]),
@@ -280,6 +292,30 @@ class TupleForm(unittest.TestCase):
             N._describe((0x2000, (3, 4), (1,), 0, 0))
         with self.assertRaises(TypeError):
             N._describe((0x2000, [3, 4], (4, 1), 0, 0))
+        self.refused(TypeError, "tensor is a tuple of 4; the tuple form is (data_ptr, shape, strides, dtype_code, "
+                     "device)", N._describe, (0x2000, (3,), (1,), 0))
+
+    def test_data_ptr_range(self):
+        """A data pointer is an int in [0, 2^64): anything else is refused, not wrapped around."""
+        self.assertEqual(N._describe(((1 << 64) - 256, (3,), (1,), 0, 0))["data"], (1 << 64) - 256)
+        for ptr in (-256, (1 << 64) + 0x100000):
+            self.refused(ValueError, f"_describe: tensor's data_ptr = {ptr} does not fit a data pointer "
+                         "(0 .. 2^64 - 1)", N._describe, (ptr, (3,), (1,), 0, 0))
+        self.refused(TypeError, "tensor's data_ptr is a float; the op needs an int", N._describe,
+                     (4096.0, (3,), (1,), 0, 0))
+        # through an op: the argument's own name
+        self.refused(ValueError, "topk_softmax: gating_output's data_ptr = -256 does not fit", A.topk_softmax,
+                     (-256, (4, 8), (8, 1), 0, 0), t((4, 2)), t((4, 2), "int32"), None, True)
+
+    def test_shape_and_strides_are_ints(self):
+        self.refused(TypeError, "_describe: tensor's shape[1] is a float; the op needs an int", N._describe,
+                     (0x2000, (3, 4.0), (4, 1), 0, 0))
+        self.refused(TypeError, "_describe: tensor's strides[0] is a str; the op needs an int", N._describe,
+                     (0x2000, (3, 4), ("4", 1), 0, 0))
+        self.refused(ValueError, "_describe: tensor's shape[0] = 100000000000000000000 does not fit int64",
+                     N._describe, (0x2000, (10 ** 20,), (1,), 0, 0))
+        self.refused(ValueError, "_describe: tensor's device = 4294967296 does not fit int32", N._describe,
+                     (0x2000, (3,), (1,), 0, 1 << 32))
 
 
 _next = [0]
@@ -298,7 +334,7 @@ def t(shape, dtype="float32", align=256, strides=None):
     return (_next[0] << 20 | (align if align < 256 else 0), tuple(shape), tuple(strides), dt, 0)
 
 
-class OpChecks(unittest.TestCase):
+class OpChecks(Refusals):
     """Every op: a valid call passes every check and reaches the library (which says "no device"
     here), and each kind of bad argument is refused with a message naming it."""
 
@@ -306,14 +342,6 @@ class OpChecks(unittest.TestCase):
         with self.assertRaises(A.Error) as e:
             fn(*args)
         self.assertEqual(e.exception.status, 2, str(e.exception))
-
-    def refused(self, exc, texts, fn, *args):
-        with self.assertRaises(exc) as e:
-            fn(*args)
-        for text in (texts,) if isinstance(texts, str) else texts:
-            self.assertIn(text, str(e.exception))
-        self.assertTrue(str(e.exception).startswith(fn.__name__ + ": "), str(e.exception))
-        self.assertNotIsInstance(e.exception, A.Error)
 
     def test_topk_softmax(self):
         ok = [t((4, 8), "bfloat16"), t((4, 2)), t((4, 2), "int32"), t((4, 2), "int32"), True]
@@ -658,6 +686,63 @@ class OpChecks(unittest.TestCase):
         bad[4] = t((Tq, hq))
         self.refused(ValueError, f"softmax_lse has shape ({Tq}, {hq}); the op needs [hq, total_q] = ({hq}, {Tq})",
                      A.fmha_varlen_fwd, *bad)
+
+    def test_scalar_arguments(self):
+        """An int, float or bool argument, and the stream, of the wrong type or out of range:
+        refused naming the op and the argument (not Python's OverflowError / TypeError that name
+        neither); valid values of any int-like type pass as before."""
+        T_, k, E, bs = 5, 4, 64, 16
+        P, B, W = A.moe_align_sizes(T_, k, E, bs)
+        align = [t((T_, k), "int32"), None, t((P,), "int32"), t((B,), "int32"), t((1,), "int32"), t((W,), "uint8"), E,
+                 bs]
+        self.reaches_library(A.moe_align_block_size, *align, (1 << 63) - 1)
+        self.reaches_library(A.moe_align_block_size, *align[:6], np.int64(E), np.int32(bs), np.uint64(7))
+        self.refused(ValueError, "num_experts = 2147483648 does not fit int32", A.moe_align_block_size,
+                     *align[:6], 1 << 31, bs)
+        self.refused(TypeError, "num_experts is a float; the op needs an int", A.moe_align_block_size,
+                     *align[:6], 64.0, bs)
+        for stream in (1 << 64, 1 << 63):
+            self.refused(ValueError, f"stream = {stream} does not fit int64", A.moe_align_block_size, *align, stream)
+        self.refused(TypeError, "stream is a str; the op needs an int", A.moe_align_block_size, *align, "0")
+        route = [t((6, 256), "bfloat16"), None, None, None, t((6, 8)), t((6, 8), "int32"), 1, 8, 4, True, 2.5]
+        self.refused(ValueError, "topk_route: n_group = 2147483648 does not fit int32", A.topk_route,
+                     *route[:7], 1 << 31, *route[8:])
+        self.refused(ValueError, "routed_scaling_factor = 1e+300 does not fit float32", A.topk_route,
+                     *route[:10], 1e300)
+        self.refused(TypeError, "routed_scaling_factor is a str; the op needs a float", A.topk_route,
+                     *route[:10], "2.5")
+        self.refused(TypeError, "renormalize is a ndarray; the op needs a bool", A.topk_route, *route[:9],
+                     np.ones(2), 2.5)
+        fmha = [t((10, 8, 128), "bfloat16"), t((12, 2, 128), "bfloat16"), t((12, 2, 128), "bfloat16"),
+                t((10, 8, 128), "bfloat16"), None, t((3,), "int32"), t((3,), "int32"), 8, 0.088]
+        self.refused(TypeError, "fmha_varlen_fwd: max_seqlen_q is a float; the op needs an int", A.fmha_varlen_fwd,
+                     *fmha[:7], 8.0, 0.088)
+        self.refused(ValueError, "window_left = -2147483649 does not fit int32", A.fmha_varlen_fwd, *fmha, 0.0,
+                     False, -(1 << 31) - 1)
+        params = list(PARAMS)
+        params[4] = 20.0
+        self.refused(TypeError, "mhc_pre_delayed: params' sinkhorn_iters is a float; the op needs an int",
+                     N.mhc_pre_delayed, *[None] * 12, tuple(params))
+        self.refused(ValueError, "moe_sorting_sizes: experts = 2147483648 does not fit int32", A.moe_sorting_sizes,
+                     4, 2, 1 << 31)
+        self.refused(TypeError, "mhc_splits: hidden is a float; the op needs an int", A.mhc_splits, 4, 4096.0)
+        self.refused(ValueError, "preload: device = 4294967296 does not fit int32", A.preload, 1 << 32)
+
+    def test_argument_count(self):
+        """Too few or too many arguments: Python's message, naming the op."""
+        for name in ("topk_softmax", "moe_sorting", "moe_sorting_sizes", "topk_route", "moe_align_block_size",
+                     "moe_align_sizes", "mhc_prenorm_gemm", "mhc_pre", "mhc_pre_full", "mhc_post",
+                     "mhc_fused_post_pre", "mhc_head", "mhc_pre_delayed", "mhc_fused_post_pre_delayed",
+                     "mhc_workspace_size", "mhc_splits", "fmha_varlen_fwd", "preload", "_describe", "_allow_cpu"):
+            with self.assertRaises(TypeError) as e:
+                getattr(N, name)()
+            self.assertRegex(str(e.exception), "^" + name + r"\(\) takes (at least|exactly) \d+ arguments? \(0 given\)")
+        with self.assertRaises(TypeError) as e:
+            N.topk_softmax(t((4, 8)), t((4, 2)), t((4, 2), "int32"))
+        self.assertEqual(str(e.exception), "topk_softmax() takes at least 5 arguments (3 given)")
+        with self.assertRaises(TypeError) as e:
+            N.mhc_post(*[None] * 7)
+        self.assertEqual(str(e.exception), "mhc_post() takes at most 6 arguments (7 given)")
 
 
 STUB_FIRST = """
