@@ -9,6 +9,7 @@ the NT_AMDGPU_METADATA note, plus what CASE adds.
   section-past-end OUT   a section whose bytes lie past the end of the file
   segment-past-end OUT   a program header whose file bytes lie past the end of the file
   long-name N OUT     one kernel whose name is N bytes
+  long-arg N OUT      one kernel with one argument whose name is N bytes
   bad-mach OUT        e_flags name no known processor (EF_AMDGPU_MACH 0)
   ok OUT              a valid one (kernel k)
 """
@@ -98,6 +99,8 @@ def main(argv):
     elif case == 'long-name':
         name = 'k' * int(argv[2])
         data = {out: elf(metadata([kernel(name, name + '.kd')]), symbol=name + '.kd')}
+    elif case == 'long-arg':
+        data = {out: elf(metadata([kernel('k', args=[named_arg('a' * int(argv[2]))])]))}
     elif case == 'bad-mach':
         data = {out: elf(ok, e_flags=0x500)}
     elif case == 'ok':

@@ -81,9 +81,10 @@ static int read_arg(mp_reader *r, aot_co_arg *a)
             if (mp_read_uint(r, &v) || v > 0xffffffffu) return -1;
             *(k[1] == 'o' ? &a->offset : &a->size) = (unsigned)v;
         } else if (mp_str_eq(k, kn, ".value_kind") || mp_str_eq(k, kn, ".name")) {
-            if (mp_read_str(r, &s, &sn)) return -1;
-            if (k[1] == 'v') copy_str(a->kind, sizeof a->kind, s, sn);
-            else copy_str(a->name, sizeof a->name, s, sn);
+            char *dst = k[1] == 'v' ? a->kind : a->name;
+            const size_t cap = k[1] == 'v' ? sizeof a->kind : sizeof a->name;
+            if (mp_read_str(r, &s, &sn) || sn >= cap) return -1; /* refused, never cut */
+            copy_str(dst, cap, s, sn);
         } else if (mp_skip(r)) {
             return -1;
         }
@@ -225,7 +226,8 @@ static aiter_aot_status read_kernels(amd_ctx *c, mp_reader *r, Elf *elf)
         aot_co_kernel *k = &c->co->kernels[c->co->nkernels++];
         mp_span name = {"", 0}, symbol = {"", 0};
         if (read_kernel(r, k, &name, &symbol))
-            return BAD("%s: kernel %u metadata is malformed", c->what, i);
+            return BAD("%s: kernel %u metadata is malformed (or an argument's .name is over %zu bytes or its "
+                       ".value_kind over %zu)", c->what, i, sizeof k->args->name - 1, sizeof k->args->kind - 1);
         AOT_FORWARD(take_name(c, i, name, symbol, k, elf));
         for (unsigned a = 0; a < k->nargs; a++)
             if (strncmp(k->args[a].kind, "hidden_", 7) != 0 &&
