@@ -547,6 +547,9 @@ static int64_t numel(const pt *t)
     return n;
 }
 
+/* Bytes of t's elements (0 for a dtype outside the table); exact, as check_extent bounded them. */
+static size_t bytes_of(const pt *t) { return t->dtype < DT_COUNT ? (size_t)(numel(t) * dt_bytes[t->dtype]) : 0; }
+
 static int as_i32(const call *c, const char *what, int64_t v, int32_t *out)
 {
     if (v < 0 || v > INT32_MAX) return value_error(c, "%s = %lld does not fit the op's int32", what, (long long)v);
@@ -661,8 +664,8 @@ static PyObject *py_moe_sorting(PyObject *self, PyObject *a)
         .experts = experts, .block_size = block, .expert_mask = (int32_t *)mask->data,
         .sorted_token_ids = (int32_t *)sid->data, .sorted_weights = (float *)sw->data,
         .sorted_expert_ids = (int32_t *)se->data, .num_valid_ids = (int32_t *)nv->data, .moe_buf = buf->data,
-        .moe_buf_bytes = buf->present && buf->dtype < DT_COUNT ? (size_t)(numel(buf) * dt_bytes[buf->dtype]) : 0,
-        .workspace = ws->data, .workspace_size = ws->dtype < DT_COUNT ? (size_t)(numel(ws) * dt_bytes[ws->dtype]) : 0};
+        .moe_buf_bytes = buf->present ? bytes_of(buf) : 0,
+        .workspace = ws->data, .workspace_size = bytes_of(ws)};
     CHECK(as_i32(&c, "tokens", T, &args.tokens) || as_i32(&c, "k", k, &args.k));
     aiter_aot_status s;
     LAUNCH(s, aiter_aot_moe_sorting, args);
@@ -774,7 +777,7 @@ static PyObject *py_moe_align_block_size(PyObject *self, PyObject *a)
         .size = sizeof args, .topk_ids = (int32_t *)ids->data, .experts = experts, .block_size = block,
         .expert_map = (int32_t *)map->data, .sorted_token_ids = (int32_t *)sid->data,
         .expert_ids = (int32_t *)eid->data, .num_tokens_post_pad = (int32_t *)post->data, .workspace = ws->data,
-        .workspace_size = ws->dtype < DT_COUNT ? (size_t)(numel(ws) * dt_bytes[ws->dtype]) : 0};
+        .workspace_size = bytes_of(ws)};
     CHECK(as_i32(&c, "tokens", T, &args.tokens) || as_i32(&c, "k", k, &args.k));
     aiter_aot_status s;
     LAUNCH(s, aiter_aot_moe_align_block_size, args);
@@ -942,7 +945,7 @@ static PyObject *py_mhc_pre_full(PyObject *self, PyObject *a)
     args.base = (float *)base->data, args.norm_weight = nw->data, args.post = (float *)post->data;
     args.comb = (float *)comb->data, args.layer_input = li->data, args.residual_out = ro->data;
     args.workspace = ws->data;
-    args.workspace_size = ws->dtype < DT_COUNT ? (size_t)(numel(ws) * dt_bytes[ws->dtype]) : 0;
+    args.workspace_size = bytes_of(ws);
     CHECK(as_i32(&c, "tokens", T, &args.tokens) || as_i32(&c, "hidden", C, &args.hidden));
     aiter_aot_status s;
     LAUNCH(s, aiter_aot_mhc_pre_full, args);
@@ -1058,7 +1061,6 @@ static int mhc_delayed_common(const call *c, const pt *const o[6], const pt *ws,
     return need_dense(c, ws, DENSE_ALL) || need_align(c, ws, 16);
 }
 
-static size_t bytes_of(const pt *t) { return t->dtype < DT_COUNT ? (size_t)(numel(t) * dt_bytes[t->dtype]) : 0; }
 
 static PyObject *py_mhc_pre_delayed(PyObject *self, PyObject *a)
 {
