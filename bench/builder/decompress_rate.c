@@ -7,6 +7,9 @@
  *   median  the median of RUNS calls after it, with malloc told to keep freed memory
  *           (mallopt), so that the figure is the decoding and not the page faults
  *   fault   what touching one fresh 4 KiB page costs on this machine, for reading "first"
+ *   zstd    the median of RUNS one-shot decodings of the same frame by zstd's fastest call
+ *           (ZSTD_decompressDCtx into a buffer of the right size, dictionary and base frame
+ *           given alike): what this machine's libzstd does with these bytes at best
  * Usage: decompress_rate BUNDLE FRAME [RUNS]; built and run by bench/builder/run.sh, one
  * process per frame. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
@@ -15,6 +18,8 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
+
+#include <zstd.h>
 
 #include "bundle.h"
 
@@ -55,6 +60,45 @@ static double once(const aot_bundle *b, uint32_t f, aot_diag *d)
     return t;
 }
 
+/* Seconds of one one-shot decompression of frame f by libzstd alone, into `into` (usize
+ * bytes), the base frame's bytes `prefix` given for a chained frame; negative on failure. */
+static double zstd_once(const aot_bundle *b, uint32_t f, const unsigned char *prefix, size_t prefix_size,
+                        unsigned char *into)
+{
+    aot_frame_rec fr = aot_bundle_frame(b, f);
+    double t0 = now();
+    ZSTD_DCtx *dctx = ZSTD_createDCtx();
+    size_t r = dctx ? 0 : (size_t)-1;
+    if (!ZSTD_isError(r) && (fr.flags & AOT_FRAME_FLAG_DICT))
+        r = ZSTD_DCtx_loadDictionary(dctx, b->base + b->dict_off, b->dict_size);
+    if (!ZSTD_isError(r) && prefix) r = ZSTD_DCtx_refPrefix(dctx, prefix, prefix_size);
+    if (!ZSTD_isError(r)) r = ZSTD_decompressDCtx(dctx, into, (size_t)fr.usize, b->base + fr.offset, (size_t)fr.csize);
+    ZSTD_freeDCtx(dctx);
+    double t = now() - t0;
+    return ZSTD_isError(r) || r != fr.usize ? -1 : t;
+}
+
+/* The median of `runs` zstd_once calls (a chained frame: its base frame's decoding included, as
+ * in ours), or a negative value. */
+static double zstd_median(const aot_bundle *b, uint32_t f, int runs, double *t)
+{
+    aot_frame_rec fr = aot_bundle_frame(b, f);
+    int chained = (fr.flags & AOT_FRAME_FLAG_PREFIX) != 0;
+    uint32_t bi = chained ? AOT_FRAME_BASE(fr.flags) : f;
+    size_t base_size = chained ? (size_t)aot_bundle_frame(b, bi).usize : 0;
+    unsigned char *base = malloc(base_size + 1), *into = malloc((size_t)fr.usize + 1);
+    double result = base && into ? 0 : -1;
+    for (int r = 0; r < runs && result == 0; r++) {
+        double tb = chained ? zstd_once(b, bi, NULL, 0, base) : 0, tf = zstd_once(b, f, chained ? base : NULL, base_size, into);
+        if (tb < 0 || tf < 0) result = -1;
+        t[r] = tb + tf;
+    }
+    if (result == 0) qsort(t, (size_t)runs, sizeof *t, by_value), result = t[runs / 2];
+    free(base);
+    free(into);
+    return result;
+}
+
 /* Microseconds to write one byte into each page of fresh anonymous memory, per page. */
 static double fault_us(void)
 {
@@ -88,9 +132,11 @@ int main(int argc, char **argv)
         if ((t[r] = once(&b, f, &d)) < 0) first = -1;
     if (t == NULL || first < 0) return fprintf(stderr, "frame %u: %s\n", f, d.msg), 1;
     qsort(t, (size_t)runs, sizeof *t, by_value);
+    double ours = t[runs / 2], zstd = zstd_median(&b, f, runs, t);
+    if (zstd < 0) return fprintf(stderr, "frame %u: libzstd alone failed to decode it\n", f), 1;
     aot_frame_rec fr = aot_bundle_frame(&b, f);
-    printf("%s\t%llu\t%s\t%.3f\t%.3f\t%.1f\n", aot_bundle_string(&b, fr.target), (unsigned long long)fr.usize,
-           fr.flags & AOT_FRAME_FLAG_PREFIX ? "chained" : "-", first * 1e3, t[runs / 2] * 1e3, fault_us());
+    printf("%s\t%llu\t%s\t%.3f\t%.3f\t%.1f\t%.3f\n", aot_bundle_string(&b, fr.target), (unsigned long long)fr.usize,
+           fr.flags & AOT_FRAME_FLAG_PREFIX ? "chained" : "-", first * 1e3, ours * 1e3, fault_us(), zstd * 1e3);
     free(t);
     free(data);
     return 0;
