@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "emu.h"
+#include "emu_unlaunched.h"
 #include "harness.h"
 
 static void *emu_mem_alloc(size_t n) { return emu_alloc(n ? n : 1); }
@@ -226,18 +227,6 @@ static void run_fmha(const harness_mem *m, harness_tally *t)
     harness_fmha_bad_args(m, t);
 }
 
-/* Every kernel of the emulator's table that this binary's families launch (the routers and
- * moe_align_scatter are tests/emu/test_emu_route.c's) must have run in the full run: a case
- * list that misses a variant fails here instead of shipping it untested. */
-static void report_unlaunched(harness_tally *t)
-{
-    const char *names[128];
-    const size_t n = emu_unlaunched(names, COUNT(names));
-    for (size_t i = 0; i < n && i < COUNT(names); i++)
-        if (strncmp(names[i], "topk_route", 10) != 0 && strcmp(names[i], "moe_align_scatter") != 0)
-            harness_report(t, 0, names[i], "no case ran this kernel");
-}
-
 int main(int argc, char **argv)
 {
     harness_mem m = {emu_mem_alloc, emu_free, copy, copy, no_sync, NULL};
@@ -255,6 +244,6 @@ int main(int argc, char **argv)
     FAMILY("mhc", run_mhc(&m, quick, &t));
     FAMILY("fmha", run_fmha(&m, &t));
 #undef FAMILY
-    if (!quick && only == NULL) report_unlaunched(&t);
+    if (!quick && only == NULL) report_unlaunched(&t, 0);
     return harness_finish(&t);
 }
