@@ -61,6 +61,8 @@ static struct {
     const void *misaligned;         /* the first vector access off its alignment, and that alignment */
     unsigned misaligned_align;
     unsigned arrived[MAX_CLUSTER][16];  /* arrivals without a wait at each block's named barriers */
+    unsigned long long stagger;         /* EMU_STAGGER: the generator's state, 0 for lockstep */
+    unsigned char speed[MAX_CLUSTER * MAX_BLOCK / 32]; /* a wave's chance in 8 of running in a round */
 } E;
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
@@ -233,7 +235,36 @@ void *emu_aligned(const void *p, unsigned align)
     return scratch;
 }
 
-/* ---- scheduling ---- */
+/* ---- scheduling ----
+ * By default every runnable fiber runs in every round, so the waves of a block advance
+ * together and a wave reading shared memory that another is about to overwrite has finished
+ * before the write: such a race stays hidden. With EMU_STAGGER set to a number (the seed),
+ * each launch gives every wave a speed, its chance in 8 of running in a round, so that waves
+ * drift apart between their synchronisation points as on a GPU; the same seed gives the same
+ * schedule. */
+
+static unsigned stagger_next(void)
+{
+    E.stagger ^= E.stagger << 13, E.stagger ^= E.stagger >> 7, E.stagger ^= E.stagger << 17;
+    return (unsigned)(E.stagger >> 32);
+}
+
+/* The state for this launch: the seed mixed with the launch's number, or 0. */
+static unsigned long long stagger_seed(void)
+{
+    static unsigned long long launches;
+    const char *v = getenv("EMU_STAGGER");
+    const unsigned long long seed = v ? strtoull(v, NULL, 0) : 0;
+    return seed ? (seed ^ ++launches * 0x9e3779b97f4a7c15ull) | 1 : 0;
+}
+
+/* Whether the wave of thread t (its first lane) runs this round. */
+static int wave_runs(unsigned t)
+{
+    if (E.stagger == 0) return 1;
+    const unsigned per_block = (E.block + E.wave - 1) / E.wave;
+    return stagger_next() % 8 < E.speed[t / E.block * per_block + t % E.block / E.wave];
+}
 
 static void fiber_main(void)
 {
@@ -381,12 +412,18 @@ static int run_cluster(char *err, size_t cap)
     for (int i = 0; i < E.nshared; i++)
         for (unsigned b = 0; b < E.cluster; b++) memset(E.shared[i].mem[b], 0xff, E.shared[i].bytes);
     memset(E.arrived, 0, sizeof E.arrived);
+    for (size_t w = 0; E.stagger && w < sizeof E.speed; w++) E.speed[w] = (unsigned char)(1 + stagger_next() % 8);
+    /* rounds in a row without progress that make a deadlock: with stagger, a slow wave may sit
+     * out many ((7/8)^400 is 1e-23) */
+    const unsigned idle_limit = E.stagger ? 400 : 3;
     unsigned idle = 0, last_live = E.threads;
     for (;;) {
         unsigned live = 0, spinning = 0;
         const unsigned long long progress = E.progress;
+        int runs = 1;
         for (unsigned t = 0; t < E.threads; t++) {
-            if (E.fibers[t].state != F_RUN) continue;
+            if (t % E.block % E.wave == 0) runs = wave_runs(t);
+            if (E.fibers[t].state != F_RUN || !runs) continue;
             run_fiber(t);
         }
         for (unsigned t = 0; t < E.threads; t++) {
@@ -399,7 +436,7 @@ static int run_cluster(char *err, size_t cap)
         int b = w ? 0 : resolve_barriers(err, cap);
         if (b < 0) return -1;
         if (w || b || E.progress != progress || live != last_live) idle = 0;
-        else if (spinning == 0 || ++idle == 3)
+        else if (spinning == 0 || ++idle == idle_limit)
             return fail(err, cap, "deadlock: %u threads wait at a barrier, a wave op or an mbarrier that nothing will release (of %u)",
                         live, E.threads);
         last_live = live;
@@ -417,6 +454,7 @@ int emu_launch_cluster(emu_kernel_fn kernel, const void *args, unsigned grid, un
     memset(&E, 0, sizeof E);
     E.kernel = kernel, E.args = args, E.block = block, E.wave = wave, E.dynamic = dynamic_shared;
     E.cluster = cluster, E.threads = cluster * block, E.clusters = grid / cluster;
+    E.stagger = stagger_seed();
     E.fibers = calloc(E.threads, sizeof *E.fibers);
     int rc = E.fibers ? 0 : -1;
     for (unsigned t = 0; rc == 0 && t < E.threads; t++)

@@ -1,9 +1,10 @@
 /* emu.h : a host SIMT emulator for the portability layer (kernels/include/aot_host.h).
  * A launch runs every block of the grid in turn (or every cluster of blocks: their threads
  * together); the threads of a block are cooperative fibers that switch only at barriers and
- * wave operations, so wave operations see all lanes
- * in lockstep. Detected and reported as errors: a barrier some threads never reach (divergence
- * or early exit), a wave operation not reached by every lane of the wave, a shuffle from a lane
+ * wave operations, so wave operations see all lanes in lockstep. The waves of a block advance
+ * together too, unless EMU_STAGGER=SEED in the environment gives each wave of a launch a speed
+ * drawn from SEED, so that they drift apart. Detected and reported as errors: a barrier some
+ * threads never reach (divergence or early exit), a wave operation not reached by every lane of the wave, a shuffle from a lane
  * outside the wave, and (through guard pages, as a fault naming block and thread) reads or
  * writes past the end of emu_alloc'ed or shared memory. */
 #ifndef AOT_EMU_H

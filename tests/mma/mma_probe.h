@@ -41,6 +41,12 @@ typedef struct {
     int32_t threads, cluster;
 } aot_cluster_probe_args;
 
+/* The race probe (race_probe, the emulator only): 2 waves; out[0] gets how many of wave 0's
+ * 16 reads saw wave 1's unsynchronised store. */
+typedef struct {
+    int32_t *out;
+} aot_race_probe_args;
+
 /* The pipeline probe (pipeline_probe, where the layer has AOT_PIPELINES): a cluster of 2 blocks
  * of 64 threads. Thread 0 of block r stores {100 r + i} into the other block's shared memory
  * (aot_store_remote, perhaps before that block expects it), waits for the other's 4 values and

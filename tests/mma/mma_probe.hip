@@ -184,3 +184,25 @@ AOT_KERNEL AOT_LAUNCH_BOUNDS(64) void pipeline_probe(AOT_GRID_CONSTANT aot_pipel
 }
 AOT_EMU_ENTRY(pipeline_probe, aot_pipeline_probe_args)
 #endif
+
+#if defined(AOT_HOST_EMU)
+/* A race on purpose, for the emulator's test of its schedules: wave 0 reads v 16 times, a wave
+ * operation apart, while wave 1, after as many wave operations and no barrier, stores 1 into it.
+ * In lockstep wave 0's reads come first (seen 0); on a GPU, or with EMU_STAGGER, wave 1 may
+ * get ahead and some read sees 1. */
+AOT_KERNEL void race_probe(aot_race_probe_args p)
+{
+    AOT_SHARED(int32_t, v, 1);
+    const int t = aot_thread_x();
+    if (t == 0) v[0] = 0;
+    aot_sync_block();
+    int32_t seen = 0;
+    for (int i = 0; i < 16; i++) {
+        if (t < AOT_WAVE) seen += v[0];
+        aot_sync_wave();
+    }
+    if (t == AOT_WAVE) v[0] = 1;
+    if (t == 0) p.out[0] = seen;
+}
+AOT_EMU_ENTRY(race_probe, aot_race_probe_args)
+#endif

@@ -4,7 +4,9 @@
  * aot_mma_sync.h); the emulator reads them through its own tables (kernels/host/emu_mma.c), both
  * written from the vendors' documents; D must equal the plain matrix product C + A*B in fp64,
  * rounded once to fp32. A single misplaced element anywhere in either map fails the case. */
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "emu.h"
@@ -73,6 +75,39 @@ static int pipeline_cases(void)
 }
 #endif
 
+void race_probe_emu(const void *);
+
+/* race_probe (mma_probe.h) in `launches` launches with EMU_STAGGER as `stagger` (NULL: unset).
+ * @return how many launches saw the race, or -1 if one failed. */
+static int race_launches(const char *stagger, int launches)
+{
+    const char *was = getenv("EMU_STAGGER");
+    char saved[64] = "";
+    if (was) snprintf(saved, sizeof saved, "%s", was);
+    stagger ? setenv("EMU_STAGGER", stagger, 1) : unsetenv("EMU_STAGGER");
+    int saw = 0;
+    for (int i = 0; i < launches && saw >= 0; i++) {
+        int32_t seen = -1;
+        aot_race_probe_args p = {&seen};
+        char err[256] = "";
+        if (emu_launch(race_probe_emu, &p, 1, 2 * AOT_EMU_WAVE, 0, AOT_EMU_WAVE, err, sizeof err) != 0 || seen < 0) saw = -1;
+        else saw += seen > 0;
+    }
+    was ? setenv("EMU_STAGGER", saved, 1) : unsetenv("EMU_STAGGER");
+    return saw;
+}
+
+/* The emulator's schedules: lockstep hides the probe's race, EMU_STAGGER shows it (in some of
+ * 16 launches: each draws the waves' speeds anew). @return failures. */
+static int race_cases(void)
+{
+    const int lockstep = race_launches(NULL, 4), staggered = race_launches("1", 16);
+    const int ok = lockstep == 0 && staggered > 0;
+    printf("%-4s schedules, wave %d: a race between waves hidden in lockstep (%d of 4 launches saw it), "
+           "shown with EMU_STAGGER (%d of 16)\n", ok ? "ok" : "FAIL", AOT_EMU_WAVE, lockstep, staggered);
+    return !ok;
+}
+
 /* Exact up to one fp32 rounding of the result: relative to the magnitudes, 2^-24 at most
  * (twice that for margin against the fp64 reference's own rounding). */
 #define EXACT_TOL 0x1p-23
@@ -136,6 +171,8 @@ int main(void)
     const int pf = pipeline_cases();
     fail += pf, pass += 2 - pf;
 #endif
+    const int rf = race_cases();
+    fail += rf, pass += 1 - rf;
     printf("%d passed, %d failed\n", pass, fail);
     return fail != 0;
 }
