@@ -37,7 +37,15 @@ typedef struct {
     void *coll_data;
     int named, named_threads; /* a named barrier: its id and thread count */
     char *stack;
+    struct pending_copy *copies; /* asynchronous copies not landed yet, in issue order */
+    unsigned ncopies, copies_cap, groups; /* groups: how many this thread has committed */
 } fiber;
+
+typedef struct pending_copy {
+    void *dst;
+    const void *src; /* NULL: zeros */
+    unsigned bytes, group;
+} pending_copy;
 
 typedef struct {
     const void *key;
@@ -159,6 +167,38 @@ static void yield(fiber_state s)
 }
 
 void emu_barrier(void) { yield(F_BARRIER); }
+
+/* ---- asynchronous copies: they land when the issuing thread waits for them ---- */
+
+void emu_copy_async(void *dst, const void *src, unsigned bytes)
+{
+    fiber *f = &E.fibers[E.cur];
+    if (f->ncopies == f->copies_cap) {
+        const unsigned cap = f->copies_cap ? 2 * f->copies_cap : 64;
+        pending_copy *q = realloc(f->copies, cap * sizeof *q);
+        if (q == NULL) emu_misuse("out of memory for asynchronous copies");
+        f->copies = q, f->copies_cap = cap;
+    }
+    f->copies[f->ncopies++] = (pending_copy){dst, src, bytes, f->groups};
+}
+
+void emu_copy_commit(void) { E.fibers[E.cur].groups++; }
+
+void emu_copy_wait(int newest)
+{
+    fiber *f = &E.fibers[E.cur];
+    unsigned kept = 0;
+    for (unsigned i = 0; i < f->ncopies; i++) {
+        pending_copy *c = &f->copies[i];
+        if (newest >= 0 && c->group + (unsigned)newest >= f->groups) { /* uncommitted, or among the newest */
+            f->copies[kept++] = *c;
+            continue;
+        }
+        if (c->src) memcpy(c->dst, c->src, c->bytes);
+        else memset(c->dst, 0, c->bytes);
+    }
+    f->ncopies = kept;
+}
 void emu_cluster_barrier(void) { yield(F_CLUSTER_BARRIER); }
 int emu_cluster_id(void) { return (int)(E.block_x / E.cluster); }
 int emu_cluster_count(void) { return (int)E.clusters; }
@@ -269,6 +309,7 @@ static int wave_runs(unsigned t)
 static void fiber_main(void)
 {
     E.kernel(E.args);
+    if (E.fibers[E.cur].ncopies) emu_misuse("the thread ended with asynchronous copies it never waited for");
     E.fibers[E.cur].state = F_DONE;
     _longjmp(E.sched, 1);
 }
@@ -407,7 +448,7 @@ static int run_cluster(char *err, size_t cap)
         f->ctx.uc_stack.ss_size = STACK_BYTES;
         f->ctx.uc_link = NULL;
         makecontext(&f->ctx, fiber_main, 0);
-        f->state = F_RUN, f->started = 0;
+        f->state = F_RUN, f->started = 0, f->ncopies = 0, f->groups = 0;
     }
     for (int i = 0; i < E.nshared; i++)
         for (unsigned b = 0; b < E.cluster; b++) memset(E.shared[i].mem[b], 0xff, E.shared[i].bytes);
@@ -471,7 +512,7 @@ int emu_launch_cluster(emu_kernel_fn kernel, const void *args, unsigned grid, un
                       E.misaligned_align, (unsigned)((uintptr_t)E.misaligned % E.misaligned_align));
     }
     restore_fault_handler();
-    for (unsigned t = 0; E.fibers && t < E.threads; t++) free(E.fibers[t].stack);
+    for (unsigned t = 0; E.fibers && t < E.threads; t++) free(E.fibers[t].stack), free(E.fibers[t].copies);
     free(E.fibers);
     for (int i = 0; i < E.nshared; i++)
         for (unsigned b = 0; b < E.cluster; b++) emu_free(E.shared[i].mem[b]);

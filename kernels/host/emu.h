@@ -69,6 +69,13 @@ void emu_named_barrier(int id, int threads);
 void emu_named_arrive(int id, int threads); /* counts towards that barrier's next release, does not wait */
 void emu_spin(void);
 void emu_progress(void);
+/* Asynchronous copies of `bytes` from src (NULL: zeros) into dst. They land only when the
+ * issuing thread waits: emu_copy_wait(n) lands every copy of the groups it committed
+ * (emu_copy_commit closes one) but the newest n, emu_copy_wait(-1) every copy, committed or
+ * not. A thread that ends with copies it did not wait for fails as a misuse (below). */
+void emu_copy_async(void *dst, const void *src, unsigned bytes);
+void emu_copy_commit(void);
+void emu_copy_wait(int newest);
 /* A kernel's misuse of the layer that the device would not report (a too-narrow acquire):
  * printed with the block and thread, then the process exits with status 86, as on a fault. */
 void emu_misuse(const char *what);

@@ -128,6 +128,20 @@ AOT_DEV int aot_cluster_id(void) { return emu_cluster_id(); }
 AOT_DEV int aot_cluster_count(void) { return emu_cluster_count(); }
 #endif
 
+/* Asynchronous copies land when this thread waits for them, not before (as they may on the
+ * device), so a read before the wait sees the bytes as they were, and a wait for too few
+ * groups shows; aot_device.h's contract (wait_all: committed or not). */
+#define AOT_COPY_ASYNC 1
+AOT_DEV void aot_copy16_async(void *shared_dst, const void *src, bool valid)
+{
+    emu_copy_async(emu_aligned(shared_dst, 16), valid ? emu_aligned(src, 16) : NULL, 16);
+}
+AOT_DEV void aot_copy_async_commit(void) { emu_copy_commit(); }
+AOT_DEV void aot_copy_async_wait_all(void) { emu_copy_wait(-1); }
+#define AOT_COPY_ASYNC_PRIOR 1
+template <int N>
+AOT_DEV void aot_copy_async_wait_prior(void) { emu_copy_wait(N == 0 ? -1 : N); }
+
 /* Blocks run one after another on one host thread: plain memory is already ordered. */
 AOT_DEV int aot_atomic_add_i32(int *p, int v) { const int old = *p; *p = old + v; return old; }
 AOT_DEV void aot_fence_device(void) {}

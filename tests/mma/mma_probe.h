@@ -47,6 +47,13 @@ typedef struct {
     int32_t *out;
 } aot_race_probe_args;
 
+/* The copy probe (copy_probe, the emulator only): out[0..3] as it describes, from src[0] and
+ * src[4]. */
+typedef struct {
+    const uint32_t *src;
+    uint32_t *out;
+} aot_copy_probe_args;
+
 /* The pipeline probe (pipeline_probe, where the layer has AOT_PIPELINES): a cluster of 2 blocks
  * of 64 threads. Thread 0 of block r stores {100 r + i} into the other block's shared memory
  * (aot_store_remote, perhaps before that block expects it), waits for the other's 4 values and

@@ -205,4 +205,25 @@ AOT_KERNEL void race_probe(aot_race_probe_args p)
     if (t == 0) p.out[0] = seen;
 }
 AOT_EMU_ENTRY(race_probe, aot_race_probe_args)
+
+/* Asynchronous copies in the emulator land at the issuing thread's wait: two groups of one
+ * 16-byte copy each, read before any wait, after waiting for all but the newest group, and
+ * after waiting for all (a GPU may show the bytes earlier). */
+AOT_KERNEL void copy_probe(aot_copy_probe_args p)
+{
+    AOT_SHARED_TILE(s, 16);
+    unsigned *const w = (unsigned *)s;
+    if (aot_thread_x() != 0) return;
+    for (int i = 0; i < 8; i++) w[i] = 0;
+    aot_copy16_async(w, p.src, true);
+    aot_copy_async_commit();
+    aot_copy16_async(w + 4, p.src + 4, true);
+    aot_copy_async_commit();
+    p.out[0] = w[0];
+    aot_copy_async_wait_prior<1>();
+    p.out[1] = w[0], p.out[2] = w[4];
+    aot_copy_async_wait_all();
+    p.out[3] = w[4];
+}
+AOT_EMU_ENTRY(copy_probe, aot_copy_probe_args)
 #endif
