@@ -41,6 +41,14 @@ typedef struct {
     unsigned ncopies, copies_cap, groups; /* groups: how many this thread has committed */
 } fiber;
 
+/* An operation that completes later (emu_later): fn(data) runs at the end of round `due`. */
+typedef struct {
+    void (*fn)(void *);
+    unsigned long long due;
+    unsigned block; /* the issuing thread's block in the cluster, for emu_cluster_rank inside fn */
+    unsigned char data[EMU_LATER_BYTES];
+} later_op;
+
 typedef struct pending_copy {
     void *dst;
     const void *src; /* NULL: zeros */
@@ -71,6 +79,9 @@ static struct {
     unsigned arrived[MAX_CLUSTER][16];  /* arrivals without a wait at each block's named barriers */
     unsigned long long stagger;         /* EMU_STAGGER: the generator's state, 0 for lockstep */
     unsigned char speed[MAX_CLUSTER * MAX_BLOCK / 32]; /* a wave's chance in 8 of running in a round */
+    later_op *later;                    /* operations in flight (emu_later) */
+    unsigned nlater, later_cap;
+    unsigned long long round;
 } E;
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
@@ -170,6 +181,8 @@ void emu_barrier(void) { yield(F_BARRIER); }
 
 /* ---- asynchronous copies: they land when the issuing thread waits for them ---- */
 
+static unsigned stagger_next(void);
+
 void emu_copy_async(void *dst, const void *src, unsigned bytes)
 {
     fiber *f = &E.fibers[E.cur];
@@ -183,6 +196,40 @@ void emu_copy_async(void *dst, const void *src, unsigned bytes)
 }
 
 void emu_copy_commit(void) { E.fibers[E.cur].groups++; }
+
+void emu_later(void (*fn)(void *), const void *data, size_t bytes)
+{
+    if (bytes > EMU_LATER_BYTES) emu_misuse("emu_later: operation too large");
+    if (E.nlater == E.later_cap) {
+        const unsigned cap = E.later_cap ? 2 * E.later_cap : 64;
+        later_op *q = realloc(E.later, cap * sizeof *q);
+        if (q == NULL) emu_misuse("out of memory for operations in flight");
+        E.later = q, E.later_cap = cap;
+    }
+    later_op *o = &E.later[E.nlater++];
+    /* the end of this round, or with EMU_STAGGER of one of the next 8 */
+    o->fn = fn, o->due = E.round + (E.stagger ? stagger_next() % 8 : 0), o->block = (unsigned)E.cur / E.block;
+    memcpy(o->data, data, bytes);
+}
+
+/* Completes the operations due by this round, in issue order. @return how many. */
+static unsigned land_due(int all)
+{
+    unsigned kept = 0, landed = 0;
+    const int cur = E.cur;
+    for (unsigned i = 0; i < E.nlater; i++) {
+        later_op o = E.later[i];
+        if (!all && o.due > E.round) {
+            E.later[kept++] = o;
+            continue;
+        }
+        E.cur = (int)(o.block * E.block); /* the issuing block, for what fn asks of the cluster */
+        o.fn(o.data);
+        landed++;
+    }
+    E.nlater = kept, E.cur = cur;
+    return landed;
+}
 
 void emu_copy_wait(int newest)
 {
@@ -471,12 +518,14 @@ static int run_cluster(char *err, size_t cap)
             live += E.fibers[t].state != F_DONE;
             spinning += E.fibers[t].state == F_RUN;
         }
+        const unsigned landed = land_due(live == 0);
+        E.round++;
         if (live == 0) return 0;
         int w = resolve_waves(err, cap);
         if (w < 0) return -1;
         int b = w ? 0 : resolve_barriers(err, cap);
         if (b < 0) return -1;
-        if (w || b || E.progress != progress || live != last_live) idle = 0;
+        if (w || b || landed || E.nlater || E.progress != progress || live != last_live) idle = 0;
         else if (spinning == 0 || ++idle == idle_limit)
             return fail(err, cap, "deadlock: %u threads wait at a barrier, a wave op or an mbarrier that nothing will release (of %u)",
                         live, E.threads);
@@ -513,6 +562,7 @@ int emu_launch_cluster(emu_kernel_fn kernel, const void *args, unsigned grid, un
     }
     restore_fault_handler();
     for (unsigned t = 0; E.fibers && t < E.threads; t++) free(E.fibers[t].stack), free(E.fibers[t].copies);
+    free(E.later);
     free(E.fibers);
     for (int i = 0; i < E.nshared; i++)
         for (unsigned b = 0; b < E.cluster; b++) emu_free(E.shared[i].mem[b]);

@@ -76,6 +76,12 @@ void emu_progress(void);
 void emu_copy_async(void *dst, const void *src, unsigned bytes);
 void emu_copy_commit(void);
 void emu_copy_wait(int newest);
+/* An operation in flight (a tensor copy, a remote store): fn runs on a copy of data's `bytes`
+ * (at most EMU_LATER_BYTES) at the end of the scheduler's round, or with EMU_STAGGER of one
+ * of the next 8, as if the issuing block's thread 0 ran it; all that are left land when the
+ * cluster's threads have ended. */
+#define EMU_LATER_BYTES 128
+void emu_later(void (*fn)(void *), const void *data, size_t bytes);
 /* A kernel's misuse of the layer that the device would not report (a too-narrow acquire):
  * printed with the block and thread, then the process exits with status 86, as on a fault. */
 void emu_misuse(const char *what);

@@ -65,7 +65,8 @@ template <class T>
 AOT_DEV T *aot_cluster_map(T *p, int rank) { return (T *)emu_cluster_map(p, rank); }
 
 /* Warp-specialized pipelines at wave 32 (sm_90a's): fibers switch only where they wait, so an
- * mbarrier is plain memory; copies and remote stores land at once and complete their bytes. */
+ * mbarrier is plain memory; tensor copies and remote stores land later and complete their
+ * bytes then. */
 #if AOT_EMU_WAVE == 32
 #define AOT_PIPELINES 1
 #define AOT_GRID_CONSTANT const
@@ -94,29 +95,55 @@ AOT_DEV void aot_mbar_wait(aot_mbar *b, int parity)
     aot_mbar_wait_cluster(b, parity);
     if (b->remote) emu_misuse("aot_mbar_wait on an mbarrier that other blocks' aot_store_remote complete: use aot_mbar_wait_cluster");
 }
-/* The map is an emu_tile_map (emu.h); the box lands as aot_swz's panel of 64 columns. */
+/* The map is an emu_tile_map (emu.h); the box lands as aot_swz's panel of 64 columns, later
+ * (emu_later: at the end of the round, or staggered a few rounds on), and then completes its
+ * bytes on the mbarrier, so a read of the tile before the wait sees what was there. */
 #include "aot_tile.h"
-AOT_DEV void aot_copy_tile(unsigned short *dst, const void *map, int c0, int c1, int c2, aot_mbar *b)
-{
+struct aot_emu_tile_copy {
+    unsigned short *dst;
+    aot_mbar *bar;
     emu_tile_map m;
-    memcpy(&m, map, sizeof m);
+    int c0, c1, c2;
+};
+AOT_DEV void aot_emu_tile_land(void *p)
+{
+    const aot_emu_tile_copy &o = *(const aot_emu_tile_copy *)p;
+    const emu_tile_map &m = o.m;
     for (unsigned i2 = 0; i2 < m.box[2]; i2++)
         for (unsigned i1 = 0; i1 < m.box[1]; i1++)
             for (unsigned i0 = 0; i0 < 64; i0++) {
-                const unsigned long long x = c0 + i0, y = c1 + i1, z = c2 + i2;
+                const unsigned long long x = o.c0 + i0, y = o.c1 + i1, z = o.c2 + i2;
                 const unsigned row = i2 * m.box[1] + i1;
                 unsigned short v = 0;
                 if (x < m.dims[0] && y < m.dims[1] && z < m.dims[2]) v = m.base[x + (y * m.strides[0] + z * m.strides[1]) / 2];
-                dst[aot_swz((int)row, (int)i0, (int)(m.box[1] * m.box[2]))] = v;
+                o.dst[aot_swz((int)row, (int)i0, (int)(m.box[1] * m.box[2]))] = v;
             }
-    aot_emu_mbar_complete(b, (int)(64 * m.box[1] * m.box[2] * 2));
+    aot_emu_mbar_complete(o.bar, (int)(64 * m.box[1] * m.box[2] * 2));
+}
+AOT_DEV void aot_copy_tile(unsigned short *dst, const void *map, int c0, int c1, int c2, aot_mbar *b)
+{
+    aot_emu_tile_copy o = {dst, b, {}, c0, c1, c2};
+    memcpy(&o.m, map, sizeof o.m);
+    emu_later(aot_emu_tile_land, &o, sizeof o);
+}
+/* Remote stores land later too, with their bytes on the target's mbarrier. */
+struct aot_emu_remote_store {
+    void *p;
+    aot_mbar *bar;
+    unsigned v[4];
+};
+AOT_DEV void aot_emu_remote_land(void *p)
+{
+    const aot_emu_remote_store &o = *(const aot_emu_remote_store *)p;
+    memcpy(o.p, o.v, 16);
+    aot_emu_mbar_complete(o.bar, 16);
 }
 AOT_DEV void aot_store_remote(void *p, aot_mbar *b, int rank, const unsigned (&v)[4])
 {
     aot_mbar *target = (aot_mbar *)emu_cluster_map(b, rank);
-    memcpy(emu_cluster_map(p, rank), v, 16);
     if (rank != aot_cluster_rank()) target->remote = 1;
-    aot_emu_mbar_complete(target, 16);
+    const aot_emu_remote_store o = {emu_cluster_map(p, rank), target, {v[0], v[1], v[2], v[3]}};
+    emu_later(aot_emu_remote_land, &o, sizeof o);
 }
 AOT_DEV void aot_sync_named(int id, int threads) { emu_named_barrier(id, threads); }
 AOT_DEV void aot_arrive_named(int id, int threads) { emu_named_arrive(id, threads); }
