@@ -611,6 +611,7 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a, aot_u16 *Qs, aot_u16 *Ks, aot_u1
     for (int r = 0; r < S::C_ROWS; r++) m[r] = -AOT_INF, l[r] = 0.0f;
     for (int j0 = lo; j0 < hi; j0 += T::KEYS) {
         aot_copy_async_wait_all();
+        aot_wg_shared_fence(); /* the products read the tiles through the async proxy */
         aot_sync_block(); /* K of this step is in; every wave is done with the last V */
         copy_tile<DV, T::KEYS>(vb + j0 * a.v_row, a.v_row, k.s.sk - j0, Vs);
         float sc[NS][S::C], alpha[S::C_ROWS];
@@ -620,6 +621,7 @@ AOT_DEV void fmha_regs(const aot_fmha_kargs &a, aot_u16 *Qs, aot_u16 *Ks, aot_u1
         pack_p<S, NS>(F16, sc, pp);
         rescale<S, NO>(o, alpha);
         aot_copy_async_wait_all();
+        aot_wg_shared_fence();
         aot_sync_block(); /* V is in; every wave is done with K */
         if (j0 + T::KEYS < hi) copy_tile<D, T::KEYS>(kb + (j0 + T::KEYS) * a.k_row, a.k_row, k.s.sk - j0 - T::KEYS, Ks);
         pv<S, NS, NO, F16>(pp, Vs, o);

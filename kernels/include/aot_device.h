@@ -266,8 +266,9 @@ AOT_DEV aot_u32 aot_shl16_add(aot_u32 k, aot_u32 lo) { return k * 0x10000u + lo;
 
 /* Copies of 16 bytes from global to block-shared memory (both 16-byte aligned) that may
  * complete later: they have landed once this thread has called aot_copy_async_wait_all();
- * other threads see them after a barrier that follows. An invalid copy writes 16 zero bytes
- * and reads nothing. Vendors with asynchronous copies define AOT_COPY_ASYNC; here the copy is
+ * other threads see them after a barrier that follows, warp-group products (aot_wg_mma_*)
+ * after aot_wg_shared_fence() between the wait and the barrier. An invalid copy writes 16
+ * zero bytes and reads nothing. Vendors with asynchronous copies define AOT_COPY_ASYNC; here the copy is
  * done at once. */
 #if !defined(AOT_COPY_ASYNC)
 AOT_DEV void aot_copy16_async(void *shared_dst, const void *src, bool valid)
@@ -379,8 +380,8 @@ AOT_DEV void aot_mma_bf16_x2(S, float (&c)[S::C], const aot_u32 (&a)[S::A / 2], 
  * aot_wg_fence(c) pins c's values at that point of the program: what computes them stays
  * before it, what reads them after (around a wait for other products, which the compiler
  * could otherwise move arithmetic across). F16: fp16 inputs, else bf16. Here they are
- * fragment loads and the wave's matrix instructions. Plain stores to a tile reach them after
- * aot_wg_shared_fence() by the storing thread and a barrier. */
+ * fragment loads and the wave's matrix instructions. Plain stores and asynchronous copies
+ * (once waited for) reach them after aot_wg_shared_fence() by the storing thread and a barrier. */
 #if !defined(AOT_WG_MMA)
 template <int NT, int C>
 AOT_DEV void aot_wg_begin(float (&)[NT][C]) {}

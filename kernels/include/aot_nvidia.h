@@ -158,7 +158,9 @@ AOT_DEV unsigned aot_shl16_add(unsigned k, unsigned lo)
 
 /* Asynchronous 16-byte copies global -> shared (cp.async, sm_80+): the bytes land by
  * aot_copy_async_wait_all() (cp.async.wait_all: committed or not, as aot_device.h promises);
- * invalid copies write zeros and read nothing. */
+ * invalid copies write zeros and read nothing. The waits order the bytes for this thread's
+ * plain loads only: a tile that wgmma reads (the async proxy) needs aot_wg_shared_fence()
+ * after the wait, and a barrier. */
 #define AOT_COPY_ASYNC 1
 AOT_DEV void aot_copy16_async(void *shared_dst, const void *src, bool valid)
 {
@@ -166,22 +168,14 @@ AOT_DEV void aot_copy16_async(void *shared_dst, const void *src, bool valid)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(valid ? 16 : 0));
 }
 AOT_DEV void aot_copy_async_commit(void) { asm volatile("cp.async.commit_group;"); }
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) /* wgmma reads shared memory through the async proxy */
-AOT_DEV void aot_copy_async_wait_all(void) { asm volatile("cp.async.wait_all;\n\tfence.proxy.async.shared::cta;" ::: "memory"); }
-#else
 AOT_DEV void aot_copy_async_wait_all(void) { asm volatile("cp.async.wait_all;" ::: "memory"); }
-#endif
 
 #define AOT_COPY_ASYNC_PRIOR 1
 template <int N>
 AOT_DEV void aot_copy_async_wait_prior(void)
 {
     if (N == 0) aot_copy_async_wait_all();
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    else asm volatile("cp.async.wait_group %0;\n\tfence.proxy.async.shared::cta;" ::"n"(N) : "memory");
-#else
     else asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-#endif
 }
 
 /* Fragments of m16n8k16 from swizzled shared tiles (aot_swz) with ldmatrix x4: four 8x8

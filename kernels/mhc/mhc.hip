@@ -329,6 +329,7 @@ AOT_DEV void gemm_tc_body(const aot_mhc_gemm_kargs &a)
         const unsigned i = (unsigned)(c - c_lo); /* unsigned: the modulos below are masks or multiplies */
         const aot_u16 *const stage = stages + i % STAGES * STAGE, *const terms = fs + i % FNB * BUF;
         aot_copy_async_wait_prior<AHEAD - 1>(); /* this thread's copies of chunk c have landed */
+        aot_wg_shared_fence(); /* for the products (async proxy): the copies, and fn's stores of the last step */
         aot_sync_block(); /* everyone's have; chunk c - 1 - LAG's products are done: its stage and fn buffer are free */
         if (c + AHEAD < c_hi) {
             stage_issue<TB>(a, share, K, (aot_i64)(c + AHEAD) * KC, stages + (i + AHEAD) % STAGES * STAGE);
