@@ -769,6 +769,7 @@ AOT_DEV void cl_fn_stage(const aot_mhc_cluster_kargs &a, float *stage, int r, in
     }
     aot_copy_async_commit();
     aot_copy_async_wait_all();
+    aot_wg_shared_fence(); /* before the slots' tensor copies (the async proxy) write these bytes again */
 }
 
 /* fn's two terms at one k pair (8-byte aligned: k is even): hi = bf16(x), lo = bf16(x - hi). */
