@@ -39,7 +39,16 @@ typedef struct {
     char *stack;
     struct pending_copy *copies; /* asynchronous copies not landed yet, in issue order */
     unsigned ncopies, copies_cap, groups; /* groups: how many this thread has committed */
+    struct landed *unfenced; /* landed copies not yet behind this thread's proxy fence */
+    unsigned nunfenced, unfenced_cap;
 } fiber;
+
+/* The bytes of a landed asynchronous copy, which the async proxy (a warp-group product, a
+ * tensor copy) may touch only after the thread that waited for it ran emu_proxy_fence. */
+typedef struct landed {
+    const char *p;
+    unsigned bytes;
+} landed;
 
 /* An operation that completes later (emu_later): fn(data) runs at the end of round `due`. */
 typedef struct {
@@ -82,6 +91,7 @@ static struct {
     later_op *later;                    /* operations in flight (emu_later) */
     unsigned nlater, later_cap;
     unsigned long long round;
+    unsigned unfenced; /* landed copies not behind a proxy fence, over the cluster's threads */
 } E;
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
@@ -231,6 +241,21 @@ static unsigned land_due(int all)
     return landed;
 }
 
+/* Adds a landed copy to f's unfenced ones (once for the same bytes). */
+static void note_unfenced(fiber *f, const void *p, unsigned bytes)
+{
+    for (unsigned i = 0; i < f->nunfenced; i++)
+        if (f->unfenced[i].p == p && f->unfenced[i].bytes == bytes) return;
+    if (f->nunfenced == f->unfenced_cap) {
+        const unsigned cap = f->unfenced_cap ? 2 * f->unfenced_cap : 16;
+        landed *q = realloc(f->unfenced, cap * sizeof *q);
+        if (q == NULL) emu_misuse("out of memory for landed copies");
+        f->unfenced = q, f->unfenced_cap = cap;
+    }
+    f->unfenced[f->nunfenced++] = (landed){p, bytes};
+    E.unfenced++;
+}
+
 void emu_copy_wait(int newest)
 {
     fiber *f = &E.fibers[E.cur];
@@ -243,8 +268,32 @@ void emu_copy_wait(int newest)
         }
         if (c->src) memcpy(c->dst, c->src, c->bytes);
         else memset(c->dst, 0, c->bytes);
+        note_unfenced(f, c->dst, c->bytes);
     }
     f->ncopies = kept;
+}
+
+void emu_proxy_fence(void)
+{
+    fiber *f = &E.fibers[E.cur];
+    E.unfenced -= f->nunfenced;
+    f->nunfenced = 0;
+}
+
+void emu_async_touch(const void *p, size_t bytes, const char *what)
+{
+    if (E.unfenced == 0) return;
+    const char *lo = p, *hi = lo + bytes;
+    for (unsigned t = 0; t < E.threads; t++)
+        for (unsigned i = 0; i < E.fibers[t].nunfenced; i++) {
+            const landed *l = &E.fibers[t].unfenced[i];
+            if (l->p < hi && lo < l->p + l->bytes) {
+                char msg[200];
+                snprintf(msg, sizeof msg, "%s bytes that thread %u's asynchronous copy wrote, with no aot_wg_shared_fence() by that thread after its wait",
+                         what, t % E.block);
+                emu_misuse(msg);
+            }
+        }
 }
 void emu_cluster_barrier(void) { yield(F_CLUSTER_BARRIER); }
 int emu_cluster_id(void) { return (int)(E.block_x / E.cluster); }
@@ -495,11 +544,12 @@ static int run_cluster(char *err, size_t cap)
         f->ctx.uc_stack.ss_size = STACK_BYTES;
         f->ctx.uc_link = NULL;
         makecontext(&f->ctx, fiber_main, 0);
-        f->state = F_RUN, f->started = 0, f->ncopies = 0, f->groups = 0;
+        f->state = F_RUN, f->started = 0, f->ncopies = 0, f->groups = 0, f->nunfenced = 0;
     }
     for (int i = 0; i < E.nshared; i++)
         for (unsigned b = 0; b < E.cluster; b++) memset(E.shared[i].mem[b], 0xff, E.shared[i].bytes);
     memset(E.arrived, 0, sizeof E.arrived);
+    E.unfenced = 0;
     for (size_t w = 0; E.stagger && w < sizeof E.speed; w++) E.speed[w] = (unsigned char)(1 + stagger_next() % 8);
     /* rounds in a row without progress that make a deadlock: with stagger, a slow wave may sit
      * out many ((7/8)^400 is 1e-23) */
@@ -561,7 +611,7 @@ int emu_launch_cluster(emu_kernel_fn kernel, const void *args, unsigned grid, un
                       E.misaligned_align, (unsigned)((uintptr_t)E.misaligned % E.misaligned_align));
     }
     restore_fault_handler();
-    for (unsigned t = 0; E.fibers && t < E.threads; t++) free(E.fibers[t].stack), free(E.fibers[t].copies);
+    for (unsigned t = 0; E.fibers && t < E.threads; t++) free(E.fibers[t].stack), free(E.fibers[t].copies), free(E.fibers[t].unfenced);
     free(E.later);
     free(E.fibers);
     for (int i = 0; i < E.nshared; i++)

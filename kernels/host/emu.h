@@ -76,6 +76,12 @@ void emu_progress(void);
 void emu_copy_async(void *dst, const void *src, unsigned bytes);
 void emu_copy_commit(void);
 void emu_copy_wait(int newest);
+/* The proxies (sm_90a): bytes a copy wrote, once landed, are generic-proxy writes that the async
+ * proxy (warp-group products, tensor copies) may read or overwrite only after the thread that
+ * waited for them fenced (emu_proxy_fence, aot_wg_shared_fence). emu_async_touch fails as a
+ * misuse (below) where the async proxy would touch such bytes; `what` names the access. */
+void emu_proxy_fence(void);
+void emu_async_touch(const void *p, size_t bytes, const char *what);
 /* An operation in flight (a tensor copy, a remote store): fn runs on a copy of data's `bytes`
  * (at most EMU_LATER_BYTES) at the end of the scheduler's round, or with EMU_STAGGER of one
  * of the next 8, as if the issuing block's thread 0 ran it; all that are left land when the

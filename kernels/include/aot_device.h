@@ -390,10 +390,19 @@ AOT_DEV void aot_wg_fence(float (&)[NT][C]) {}
 AOT_DEV void aot_wg_commit(void) {}
 template <int N, int NT, int C>
 AOT_DEV void aot_wg_wait(float (&)[NT][C]) {}
+/* aot_wg_reads(t, first, n): a warp-group product reads elements first .. first + n - 1 of tile t
+ * (the emulator checks that no copy's bytes there wait for a proxy fence). */
+#if !defined(AOT_WG_READS)
+AOT_DEV void aot_wg_reads(const aot_u16 *, int, int) {}
+#endif
 template <class S, int F16, bool B_ROWS, int NT>
 AOT_DEV void aot_wg_mma_rs(S, float (&c)[NT][S::C], const aot_u16 (&a)[S::A], const aot_u16 *bt, int b_rows, int k0, int c0)
 {
     constexpr int P = NT % 2 == 0 ? 2 : 1; /* B fragments load in pairs of tiles where NT allows */
+    if (B_ROWS) /* rows k0 .. k0 + K - 1 of each panel the columns cross */
+        for (int p = c0 / 64; p <= (c0 + NT * S::N - 1) / 64; p++) aot_wg_reads(bt, (p * b_rows + k0) * 64, S::K * 64);
+    else /* rows c0 .. of the panel of k0 */
+        aot_wg_reads(bt, (k0 / 64 * b_rows + c0) * 64, NT * S::N * 64);
 #pragma unroll
     for (int n = 0; n < NT; n += P) {
         aot_u16 b[P][S::B];
@@ -412,7 +421,9 @@ AOT_DEV void aot_wg_mma_ss(S, float (&c)[NT][S::C], const aot_u16 *at, int k0, c
         for (int n = 0; n < NT; n++)
             for (int i = 0; i < S::C; i++) c[n][i] = 0.0f;
     aot_u16 a[S::A];
-    aot_frag_a(S(), at, 4 * S::M, S::M * (aot_thread_x() / AOT_WAVE % 4), k0, aot_lane(), a);
+    const int r0 = S::M * (aot_thread_x() / AOT_WAVE % 4);
+    aot_wg_reads(at, (k0 / 64 * 4 * S::M + r0) * 64, S::M * 64);
+    aot_frag_a(S(), at, 4 * S::M, r0, k0, aot_lane(), a);
     aot_wg_mma_rs<S, F16, false>(S(), c, a, bt, b_rows, k0, c0);
 }
 #endif

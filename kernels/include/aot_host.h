@@ -109,6 +109,7 @@ AOT_DEV void aot_emu_tile_land(void *p)
 {
     const aot_emu_tile_copy &o = *(const aot_emu_tile_copy *)p;
     const emu_tile_map &m = o.m;
+    emu_async_touch(o.dst, (size_t)64 * m.box[1] * m.box[2] * 2, "a tensor copy overwrites");
     for (unsigned i2 = 0; i2 < m.box[2]; i2++)
         for (unsigned i1 = 0; i1 < m.box[1]; i1++)
             for (unsigned i0 = 0; i0 < 64; i0++) {
@@ -168,6 +169,14 @@ AOT_DEV void aot_copy_async_wait_all(void) { emu_copy_wait(-1); }
 #define AOT_COPY_ASYNC_PRIOR 1
 template <int N>
 AOT_DEV void aot_copy_async_wait_prior(void) { emu_copy_wait(N == 0 ? -1 : N); }
+
+/* The proxies: a copy's bytes, once landed, reach warp-group products and tensor copies only
+ * after the waiting thread's aot_wg_shared_fence (emu.h, emu_async_touch); plain stores are
+ * not tracked. */
+#define AOT_WG_SHARED_FENCE 1
+AOT_DEV void aot_wg_shared_fence(void) { emu_proxy_fence(); }
+#define AOT_WG_READS 1
+AOT_DEV void aot_wg_reads(const unsigned short *t, int first, int n) { emu_async_touch(t + first, (size_t)n * 2, "a warp-group product reads"); }
 
 /* Blocks run one after another on one host thread: plain memory is already ordered. */
 AOT_DEV int aot_atomic_add_i32(int *p, int v) { const int old = *p; *p = old + v; return old; }

@@ -100,6 +100,7 @@ AOT_DEV void wg_probe(const aot_wg_probe_args &p, aot_u16 *xs, aot_u16 *ys)
     for (int i = aot_thread_x(); i < K * 128 / 8; i += T) aot_copy16_async(ys + aot_swz(i / 16, i % 16 * 8, K), p.y + 8 * i, true);
     aot_copy_async_commit();
     aot_copy_async_wait_all();
+    aot_wg_shared_fence(); /* the products read the tiles through the async proxy */
     aot_sync_block();
     const int r0 = S::M * (aot_thread_x() / AOT_WAVE), lane = aot_lane();
     aot_u16 a[K / S::K][S::A]; /* X's fragments, read through the maps in pairs (k, k + 1) */
