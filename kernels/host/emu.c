@@ -188,113 +188,6 @@ static void yield(fiber_state s)
 }
 
 void emu_barrier(void) { yield(F_BARRIER); }
-
-/* ---- asynchronous copies: they land when the issuing thread waits for them ---- */
-
-static unsigned stagger_next(void);
-
-void emu_copy_async(void *dst, const void *src, unsigned bytes)
-{
-    fiber *f = &E.fibers[E.cur];
-    if (f->ncopies == f->copies_cap) {
-        const unsigned cap = f->copies_cap ? 2 * f->copies_cap : 64;
-        pending_copy *q = realloc(f->copies, cap * sizeof *q);
-        if (q == NULL) emu_misuse("out of memory for asynchronous copies");
-        f->copies = q, f->copies_cap = cap;
-    }
-    f->copies[f->ncopies++] = (pending_copy){dst, src, bytes, f->groups};
-}
-
-void emu_copy_commit(void) { E.fibers[E.cur].groups++; }
-
-void emu_later(void (*fn)(void *), const void *data, size_t bytes)
-{
-    if (bytes > EMU_LATER_BYTES) emu_misuse("emu_later: operation too large");
-    if (E.nlater == E.later_cap) {
-        const unsigned cap = E.later_cap ? 2 * E.later_cap : 64;
-        later_op *q = realloc(E.later, cap * sizeof *q);
-        if (q == NULL) emu_misuse("out of memory for operations in flight");
-        E.later = q, E.later_cap = cap;
-    }
-    later_op *o = &E.later[E.nlater++];
-    /* the end of this round, or with EMU_STAGGER of one of the next 8 */
-    o->fn = fn, o->due = E.round + (E.stagger ? stagger_next() % 8 : 0), o->block = (unsigned)E.cur / E.block;
-    memcpy(o->data, data, bytes);
-}
-
-/* Completes the operations due by this round, in issue order. @return how many. */
-static unsigned land_due(int all)
-{
-    unsigned kept = 0, landed = 0;
-    const int cur = E.cur;
-    for (unsigned i = 0; i < E.nlater; i++) {
-        later_op o = E.later[i];
-        if (!all && o.due > E.round) {
-            E.later[kept++] = o;
-            continue;
-        }
-        E.cur = (int)(o.block * E.block); /* the issuing block, for what fn asks of the cluster */
-        o.fn(o.data);
-        landed++;
-    }
-    E.nlater = kept, E.cur = cur;
-    return landed;
-}
-
-/* Adds a landed copy to f's unfenced ones (once for the same bytes). */
-static void note_unfenced(fiber *f, const void *p, unsigned bytes)
-{
-    for (unsigned i = 0; i < f->nunfenced; i++)
-        if (f->unfenced[i].p == p && f->unfenced[i].bytes == bytes) return;
-    if (f->nunfenced == f->unfenced_cap) {
-        const unsigned cap = f->unfenced_cap ? 2 * f->unfenced_cap : 16;
-        landed *q = realloc(f->unfenced, cap * sizeof *q);
-        if (q == NULL) emu_misuse("out of memory for landed copies");
-        f->unfenced = q, f->unfenced_cap = cap;
-    }
-    f->unfenced[f->nunfenced++] = (landed){p, bytes};
-    E.unfenced++;
-}
-
-void emu_copy_wait(int newest)
-{
-    fiber *f = &E.fibers[E.cur];
-    unsigned kept = 0;
-    for (unsigned i = 0; i < f->ncopies; i++) {
-        pending_copy *c = &f->copies[i];
-        if (newest >= 0 && c->group + (unsigned)newest >= f->groups) { /* uncommitted, or among the newest */
-            f->copies[kept++] = *c;
-            continue;
-        }
-        if (c->src) memcpy(c->dst, c->src, c->bytes);
-        else memset(c->dst, 0, c->bytes);
-        note_unfenced(f, c->dst, c->bytes);
-    }
-    f->ncopies = kept;
-}
-
-void emu_proxy_fence(void)
-{
-    fiber *f = &E.fibers[E.cur];
-    E.unfenced -= f->nunfenced;
-    f->nunfenced = 0;
-}
-
-void emu_async_touch(const void *p, size_t bytes, const char *what)
-{
-    if (E.unfenced == 0) return;
-    const char *lo = p, *hi = lo + bytes;
-    for (unsigned t = 0; t < E.threads; t++)
-        for (unsigned i = 0; i < E.fibers[t].nunfenced; i++) {
-            const landed *l = &E.fibers[t].unfenced[i];
-            if (l->p < hi && lo < l->p + l->bytes) {
-                char msg[200];
-                snprintf(msg, sizeof msg, "%s bytes that thread %u's asynchronous copy wrote, with no aot_wg_shared_fence() by that thread after its wait",
-                         what, t % E.block);
-                emu_misuse(msg);
-            }
-        }
-}
 void emu_cluster_barrier(void) { yield(F_CLUSTER_BARRIER); }
 int emu_cluster_id(void) { return (int)(E.block_x / E.cluster); }
 int emu_cluster_count(void) { return (int)E.clusters; }
@@ -400,6 +293,108 @@ static int wave_runs(unsigned t)
     if (E.stagger == 0) return 1;
     const unsigned per_block = (E.block + E.wave - 1) / E.wave;
     return stagger_next() % 8 < E.speed[t / E.block * per_block + t % E.block / E.wave];
+}
+
+/* ---- operations in flight: asynchronous copies land when the issuing thread waits for
+ * them, tensor copies and remote stores some rounds on (emu_later) ---- */
+
+/* p (an array of *cap elements of `size` bytes, n in use) with room for one more. */
+static void *grow(void *p, unsigned n, unsigned *cap, size_t size)
+{
+    if (n < *cap) return p;
+    const unsigned c = *cap ? 2 * *cap : 64;
+    void *q = realloc(p, c * size);
+    if (q == NULL) emu_misuse("out of memory for the emulator's bookkeeping");
+    *cap = c;
+    return q;
+}
+
+void emu_copy_async(void *dst, const void *src, unsigned bytes)
+{
+    fiber *f = &E.fibers[E.cur];
+    f->copies = grow(f->copies, f->ncopies, &f->copies_cap, sizeof *f->copies);
+    f->copies[f->ncopies++] = (pending_copy){dst, src, bytes, f->groups};
+}
+
+void emu_copy_commit(void) { E.fibers[E.cur].groups++; }
+
+void emu_later(void (*fn)(void *), const void *data, size_t bytes)
+{
+    if (bytes > EMU_LATER_BYTES) emu_misuse("emu_later: operation too large");
+    E.later = grow(E.later, E.nlater, &E.later_cap, sizeof *E.later);
+    later_op *o = &E.later[E.nlater++];
+    /* the end of this round, or with EMU_STAGGER of one of the next 8 */
+    o->fn = fn, o->due = E.round + (E.stagger ? stagger_next() % 8 : 0), o->block = (unsigned)E.cur / E.block;
+    memcpy(o->data, data, bytes);
+}
+
+/* Completes the operations due by this round, in issue order. @return how many. */
+static unsigned land_due(int all)
+{
+    unsigned kept = 0, landed = 0;
+    const int cur = E.cur;
+    for (unsigned i = 0; i < E.nlater; i++) {
+        later_op o = E.later[i];
+        if (!all && o.due > E.round) {
+            E.later[kept++] = o;
+            continue;
+        }
+        E.cur = (int)(o.block * E.block); /* the issuing block, for what fn asks of the cluster */
+        o.fn(o.data);
+        landed++;
+    }
+    E.nlater = kept, E.cur = cur;
+    return landed;
+}
+
+/* Adds a landed copy to f's unfenced ones (once for the same bytes). */
+static void note_unfenced(fiber *f, const void *p, unsigned bytes)
+{
+    for (unsigned i = 0; i < f->nunfenced; i++)
+        if (f->unfenced[i].p == p && f->unfenced[i].bytes == bytes) return;
+    f->unfenced = grow(f->unfenced, f->nunfenced, &f->unfenced_cap, sizeof *f->unfenced);
+    f->unfenced[f->nunfenced++] = (landed){p, bytes};
+    E.unfenced++;
+}
+
+void emu_copy_wait(int newest)
+{
+    fiber *f = &E.fibers[E.cur];
+    unsigned kept = 0;
+    for (unsigned i = 0; i < f->ncopies; i++) {
+        pending_copy *c = &f->copies[i];
+        if (newest >= 0 && c->group + (unsigned)newest >= f->groups) { /* uncommitted, or among the newest */
+            f->copies[kept++] = *c;
+            continue;
+        }
+        if (c->src) memcpy(c->dst, c->src, c->bytes);
+        else memset(c->dst, 0, c->bytes);
+        note_unfenced(f, c->dst, c->bytes);
+    }
+    f->ncopies = kept;
+}
+
+void emu_proxy_fence(void)
+{
+    fiber *f = &E.fibers[E.cur];
+    E.unfenced -= f->nunfenced;
+    f->nunfenced = 0;
+}
+
+void emu_async_touch(const void *p, size_t bytes, const char *what)
+{
+    if (E.unfenced == 0) return;
+    const char *lo = p, *hi = lo + bytes;
+    for (unsigned t = 0; t < E.threads; t++)
+        for (unsigned i = 0; i < E.fibers[t].nunfenced; i++) {
+            const landed *l = &E.fibers[t].unfenced[i];
+            if (l->p < hi && lo < l->p + l->bytes) {
+                char msg[200];
+                snprintf(msg, sizeof msg, "%s bytes that thread %u's asynchronous copy wrote, with no aot_wg_shared_fence() by that thread after its wait",
+                         what, t % E.block);
+                emu_misuse(msg);
+            }
+        }
 }
 
 static void fiber_main(void)
